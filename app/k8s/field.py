@@ -1,0 +1,255 @@
+"""Field paths and field errors, modelled on apimachinery's ``pkg/util/validation/field``.
+
+Why: draguard promises Kubernetes parity — the same field path, the same error type and the
+same rendered text the API server puts into ``details.causes``.  Validation functions take a
+:class:`Path` for the part of the object they look at and *return* a list of
+:class:`FieldError`; callers compose by concatenation.  Nothing here raises for invalid input.
+
+Rendering rules (apimachinery ``errors.go``):
+
+* ``<path>: <body>``; Invalid → ``Invalid value: <value>: <detail>`` where strings print with
+  Go's ``%q`` and other values as JSON (``nil`` → ``null``);
+* NotSupported → ``Unsupported value: <value>: supported values: "A", "B"``;
+* TooLong → ``Too long: may not be more than <n> bytes``; TooMany →
+  ``Too many: <n>: must have at most <m> items``; Duplicate → ``Duplicate value: <value>``.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ErrorType", "FieldError", "Path", "ErrorList", "go_quote", "render_value"]
+
+
+class ErrorType(enum.Enum):
+    """The cause types of ``metav1.CauseType``; ``.value`` is what goes into ``reason``."""
+
+    REQUIRED = "FieldValueRequired"
+    INVALID = "FieldValueInvalid"
+    NOT_SUPPORTED = "FieldValueNotSupported"
+    DUPLICATE = "FieldValueDuplicate"
+    TOO_LONG = "FieldValueTooLong"
+    TOO_MANY = "FieldValueTooMany"
+    FORBIDDEN = "FieldValueForbidden"
+    TYPE_INVALID = "FieldValueTypeInvalid"
+    INTERNAL = "InternalError"
+
+    @property
+    def label(self) -> str:
+        """The human word apimachinery prints for this type."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    ErrorType.REQUIRED: "Required value",
+    ErrorType.INVALID: "Invalid value",
+    ErrorType.NOT_SUPPORTED: "Unsupported value",
+    ErrorType.DUPLICATE: "Duplicate value",
+    ErrorType.TOO_LONG: "Too long",
+    ErrorType.TOO_MANY: "Too many",
+    ErrorType.FORBIDDEN: "Forbidden",
+    ErrorType.TYPE_INVALID: "Invalid value",
+    ErrorType.INTERNAL: "Internal error",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """An immutable field path such as ``spec.devices[0].capacity[memory].requestPolicy``.
+
+    Segments are ``str`` (a child field, a map key) or ``int`` (a list index); map keys are
+    kept apart from fields so they render as ``[key]``, unquoted, as Kubernetes does.
+    """
+
+    segments: tuple[tuple[str, str | int], ...] = ()
+
+    @classmethod
+    def root(cls, *names: str) -> Path:
+        path = cls()
+        for name in names:
+            path = path.child(name)
+        return path
+
+    def child(self, name: str, *more: str) -> Path:
+        segs = self.segments + (("field", name),)
+        for extra in more:
+            segs = segs + (("field", extra),)
+        return Path(segs)
+
+    def index(self, i: int) -> Path:
+        return Path(self.segments + (("index", i),))
+
+    def key(self, k: str) -> Path:
+        return Path(self.segments + (("key", k),))
+
+    def __str__(self) -> str:
+        out: list[str] = []
+        for kind, value in self.segments:
+            if kind == "field":
+                if out:
+                    out.append(".")
+                out.append(str(value))
+            elif kind == "index":
+                out.append(f"[{value}]")
+            else:
+                out.append(f"[{value}]")
+        return "".join(out)
+
+    def __repr__(self) -> str:
+        return f"Path({str(self)!r})"
+
+    def json_pointer_parts(self) -> list[str | int]:
+        """The path as raw segments (fields, keys, indices) for locating it in a document."""
+        return [value for _, value in self.segments]
+
+
+def go_quote(s: str) -> str:
+    """Go's ``%q`` for a string: double quotes, backslash escapes, ``\\n`` for newlines."""
+    out = ['"']
+    for ch in s:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+class Omitted:
+    """A value apimachinery prints as ``"<value omitted>"`` (``field.OmitValueType``)."""
+
+
+OMIT = Omitted()
+
+
+def render_value(value: Any) -> str:
+    """How apimachinery prints the bad value of an Invalid/Duplicate/NotSupported error."""
+    if isinstance(value, Omitted):
+        return '"<value omitted>"'
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if value is None:
+        return "null"
+    if hasattr(value, "__str__") and type(value).__name__ == "Quantity":
+        return go_quote(str(value))
+    try:
+        return json.dumps(value, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return go_quote(str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One field error: type, path, bad value and detail; renders like ``(*field.Error).Error``."""
+
+    type: ErrorType
+    path: Path
+    value: Any = None
+    detail: str = ""
+    has_value: bool = True
+
+    @property
+    def field(self) -> str:
+        return str(self.path)
+
+    @property
+    def reason(self) -> str:
+        return self.type.value
+
+    def body(self) -> str:
+        """The text after ``<path>: `` — what the API server puts in a cause's ``message``."""
+        t = self.type
+        if t is ErrorType.REQUIRED:
+            return "Required value" + (f": {self.detail}" if self.detail else "")
+        if t is ErrorType.FORBIDDEN:
+            return "Forbidden" + (f": {self.detail}" if self.detail else "")
+        if t is ErrorType.INTERNAL:
+            return f"Internal error: {self.detail}"
+        if t is ErrorType.TOO_LONG:
+            return "Too long: " + self.detail
+        if t is ErrorType.TOO_MANY:
+            return "Too many: " + self.detail
+        if t is ErrorType.DUPLICATE:
+            return f"Duplicate value: {render_value(self.value)}"
+        text = f"{t.label}: {render_value(self.value)}" if self.has_value else t.label
+        if self.detail:
+            text += f": {self.detail}"
+        return text
+
+    def __str__(self) -> str:
+        field = str(self.path)
+        return f"{field}: {self.body()}" if field else self.body()
+
+
+ErrorList = list[FieldError]
+
+
+# ---------------------------------------------------------------------- constructors
+def required(path: Path, detail: str = "") -> FieldError:
+    return FieldError(ErrorType.REQUIRED, path, None, detail, has_value=False)
+
+
+def invalid(path: Path, value: Any, detail: str) -> FieldError:
+    return FieldError(ErrorType.INVALID, path, value, detail)
+
+
+def type_invalid(path: Path, value: Any, detail: str) -> FieldError:
+    return FieldError(ErrorType.TYPE_INVALID, path, value, detail)
+
+
+def forbidden(path: Path, detail: str) -> FieldError:
+    return FieldError(ErrorType.FORBIDDEN, path, None, detail, has_value=False)
+
+
+def duplicate(path: Path, value: Any) -> FieldError:
+    return FieldError(ErrorType.DUPLICATE, path, value, "")
+
+
+def not_supported(path: Path, value: Any, supported: Sequence[str]) -> FieldError:
+    detail = "supported values: " + ", ".join(go_quote(s) for s in supported) if supported else ""
+    return FieldError(ErrorType.NOT_SUPPORTED, path, value, detail)
+
+
+def too_long(path: Path, max_length: int) -> FieldError:
+    unit = "byte" if max_length == 1 else "bytes"
+    return FieldError(ErrorType.TOO_LONG, path, None, f"may not be more than {max_length} {unit}", False)
+
+
+def too_many(path: Path, actual: int, max_items: int) -> FieldError:
+    unit = "item" if max_items == 1 else "items"
+    return FieldError(ErrorType.TOO_MANY, path, actual, f"{actual}: must have at most {max_items} {unit}")
+
+
+def internal(path: Path, detail: str) -> FieldError:
+    return FieldError(ErrorType.INTERNAL, path, None, detail, has_value=False)
+
+
+def aggregate_message(errors: Iterable[FieldError]) -> str:
+    """``utilerrors.NewAggregate(...).Error()``: one error as is, several as ``[e1, e2]``, deduplicated."""
+    seen: list[str] = []
+    for e in errors:
+        text = str(e)
+        if text not in seen:
+            seen.append(text)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"

@@ -1,0 +1,327 @@
+"""Kubernetes ``resource.Quantity``: parsing, exact arithmetic and canonical formatting.
+
+Why a re-implementation: every capacity check, request-policy rule and CEL ``quantity()`` call
+must agree with apimachinery to the last digit (``validValues`` duplicates are keyed on
+``Value()``, messages print ``String()``).  Floats cannot do that, so the value is held as an
+exact integer number of nano-units — the finest precision a parsed Kubernetes quantity keeps
+(``ParseQuantity`` rounds anything finer *up*, away from zero).
+
+Semantics carried over from apimachinery (``pkg/api/resource/quantity.go``, ``suffix.go``,
+``amount.go``): the grammar ``^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$``, the three formats
+(BinarySI ``Ki``…``Ei``, DecimalSI ``n``…``E``, DecimalExponent ``e3``), the 2^63-1 cap for
+BinarySI, ``Value()``/``MilliValue()`` rounding away from zero, and ``String()`` — including the
+re-use of the original text when apimachinery's fast path keeps it.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from functools import total_ordering
+
+__all__ = ["Format", "Quantity", "QuantityError", "parse_quantity"]
+
+_NANO = 10**9
+_MAX_INT64 = 2**63 - 1
+
+ERR_FORMAT_WRONG = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+ERR_NUMERIC = "unable to parse numeric part of quantity"
+ERR_SUFFIX = "unable to parse quantity's suffix"
+
+_GRAMMAR = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+_EXPONENT_SUFFIX = re.compile(r"^[eE][+-]?[0-9]+$")
+
+_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL_BY_EXPONENT = {v: k for k, v in _DECIMAL_SUFFIXES.items()}
+_BINARY_BY_EXPONENT = {v: k for k, v in _BINARY_SUFFIXES.items()}
+_BINARY_BY_EXPONENT[0] = ""
+
+
+class QuantityError(ValueError):
+    """A string that apimachinery's ``ParseQuantity`` would refuse; the message is upstream's."""
+
+
+class Format(enum.Enum):
+    """How a quantity prints; the format of the text it was parsed from."""
+
+    DECIMAL_SI = "DecimalSI"
+    BINARY_SI = "BinarySI"
+    DECIMAL_EXPONENT = "DecimalExponent"
+
+
+def _ceil_div(n: int, d: int) -> int:
+    return -(-n // d)
+
+
+def _away_from_zero_div(n: int, d: int) -> int:
+    """Integer division rounding away from zero, as apimachinery's ``AsScaledInt64`` does."""
+    if n >= 0:
+        return _ceil_div(n, d)
+    return -_ceil_div(-n, d)
+
+
+@total_ordering
+class Quantity:
+    """An exact Kubernetes quantity.  Immutable; ``==`` and ordering compare values."""
+
+    __slots__ = ("_format", "_nanos", "_text")
+
+    def __init__(self, nanos: int, fmt: Format = Format.DECIMAL_SI, text: str | None = None) -> None:
+        self._nanos = nanos
+        self._format = fmt
+        self._text = text
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def parse(cls, text: str) -> Quantity:
+        """Parse like ``resource.ParseQuantity``; raises :class:`QuantityError`."""
+        return parse_quantity(text)
+
+    @classmethod
+    def from_int(cls, value: int, fmt: Format = Format.DECIMAL_SI) -> Quantity:
+        """Like ``resource.NewQuantity(value, format)``."""
+        return cls(value * _NANO, fmt)
+
+    @classmethod
+    def from_milli(cls, milli: int, fmt: Format = Format.DECIMAL_SI) -> Quantity:
+        """Like ``resource.NewMilliQuantity``."""
+        return cls(milli * 10**6, fmt)
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def nanos(self) -> int:
+        """The exact value in units of 10^-9."""
+        return self._nanos
+
+    @property
+    def format(self) -> Format:
+        return self._format
+
+    def value(self) -> int:
+        """``Quantity.Value()``: whole units, rounded away from zero (so ``100m`` → 1)."""
+        return _away_from_zero_div(self._nanos, _NANO)
+
+    def milli_value(self) -> int:
+        """``Quantity.MilliValue()``: milli-units, rounded away from zero."""
+        return _away_from_zero_div(self._nanos, 10**6)
+
+    def sign(self) -> int:
+        return (self._nanos > 0) - (self._nanos < 0)
+
+    def is_zero(self) -> bool:
+        return self._nanos == 0
+
+    def is_integer(self) -> bool:
+        return self._nanos % _NANO == 0
+
+    def as_fraction_parts(self) -> tuple[int, int]:
+        """(numerator, denominator) of the exact value, for float conversion by callers."""
+        return self._nanos, _NANO
+
+    def as_float(self) -> float:
+        return self._nanos / _NANO
+
+    # ------------------------------------------------------------------ arithmetic
+    def add(self, other: Quantity) -> Quantity:
+        """``q.Add(y)``: exact; keeps this quantity's format (the other's when this is zero)."""
+        fmt = other._format if self._nanos == 0 else self._format
+        return Quantity(self._nanos + other._nanos, fmt)
+
+    def sub(self, other: Quantity) -> Quantity:
+        fmt = other._format if self._nanos == 0 else self._format
+        return Quantity(self._nanos - other._nanos, fmt)
+
+    def neg(self) -> Quantity:
+        return Quantity(-self._nanos, self._format)
+
+    def cmp(self, other: Quantity) -> int:
+        """``q.Cmp(y)``: -1, 0 or 1."""
+        return (self._nanos > other._nanos) - (self._nanos < other._nanos)
+
+    def with_format(self, fmt: Format) -> Quantity:
+        return Quantity(self._nanos, fmt)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Quantity):
+            return self._nanos == other._nanos
+        return NotImplemented
+
+    def __lt__(self, other: object) -> bool:
+        if isinstance(other, Quantity):
+            return self._nanos < other._nanos
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._nanos)
+
+    def __add__(self, other: Quantity) -> Quantity:
+        return self.add(other)
+
+    def __sub__(self, other: Quantity) -> Quantity:
+        return self.sub(other)
+
+    # ------------------------------------------------------------------ formatting
+    def __str__(self) -> str:
+        if self._text is not None:
+            return self._text
+        return canonical_string(self._nanos, self._format)
+
+    def __repr__(self) -> str:
+        return f"Quantity({str(self)!r})"
+
+
+def _strip_factors(amount: int, base: int) -> tuple[int, int]:
+    times = 0
+    if amount == 0:
+        return 0, 0
+    while amount % base == 0:
+        amount //= base
+        times += 1
+    return amount, times
+
+
+def canonical_string(nanos: int, fmt: Format) -> str:
+    """``Quantity.String()`` without a cached text: apimachinery's ``CanonicalizeBytes``."""
+    if nanos == 0:
+        return "0"
+    if fmt is Format.BINARY_SI:
+        if -1024 * _NANO < nanos < 1024 * _NANO or nanos % _NANO != 0:
+            fmt = Format.DECIMAL_SI  # small or fractional binary values print as decimal
+        else:
+            sign = "-" if nanos < 0 else ""
+            amount, times = _strip_factors(abs(nanos) // _NANO, 1024)
+            if times > 6:  # beyond Ei: keep it representable
+                amount *= 1024 ** (times - 6)
+                times = 6
+            return f"{sign}{amount}{_BINARY_BY_EXPONENT[times * 10]}"
+    sign = "-" if nanos < 0 else ""
+    amount, times = _strip_factors(abs(nanos), 10)
+    exponent = times - 9
+    remainder = exponent % 3  # Python's % floors, so the exponent goes *down* to a multiple of 3
+    if remainder:
+        amount *= 10**remainder
+        exponent -= remainder
+    if fmt is Format.DECIMAL_EXPONENT:
+        return f"{sign}{amount}" + (f"e{exponent}" if exponent else "")
+    suffix = _DECIMAL_BY_EXPONENT.get(exponent)
+    if suffix is None:  # above exa: apimachinery has no SI suffix; use an exponent instead
+        return f"{sign}{amount}e{exponent}"
+    return f"{sign}{amount}{suffix}"
+
+
+def _split_number(body: str) -> tuple[str, str, str, str]:
+    """Split ``body`` (no sign) into (value, integer digits, fraction digits, suffix).
+
+    Mirrors ``parseQuantityString``: digits, an optional ``.`` with digits, then the suffix.
+    """
+    pos = 0
+    end = len(body)
+    while pos < end and body[pos].isdigit():
+        pos += 1
+    integer = body[:pos]
+    fraction = ""
+    if pos < end and body[pos] == ".":
+        pos += 1
+        start = pos
+        while pos < end and body[pos].isdigit():
+            pos += 1
+        fraction = body[start:pos]
+    return body[:pos], integer, fraction, body[pos:]
+
+
+def parse_quantity(text: str) -> Quantity:
+    """Parse a quantity string exactly as apimachinery's ``ParseQuantity`` does."""
+    if not isinstance(text, str) or not text:
+        raise QuantityError(ERR_FORMAT_WRONG)
+    if text == "0":
+        return Quantity(0, Format.DECIMAL_SI, "0")
+    if not _GRAMMAR.match(text):
+        raise QuantityError(ERR_FORMAT_WRONG)
+    negative = text[0] == "-"
+    body = text[1:] if text[0] in "+-" else text
+    number, integer, fraction, suffix = _split_number(body)
+    if suffix and not re.fullmatch(r"[eEinumkKMGTP]*[-+]?[0-9]*", suffix):
+        raise QuantityError(ERR_FORMAT_WRONG)
+    if not integer and not fraction:
+        raise QuantityError(ERR_NUMERIC)
+    if number.count(".") > 1:
+        raise QuantityError(ERR_NUMERIC)
+
+    binary_exp: int | None = None
+    decimal_exp: int
+    if suffix in _BINARY_SUFFIXES:
+        fmt = Format.BINARY_SI
+        binary_exp = _BINARY_SUFFIXES[suffix]
+        decimal_exp = 0
+    elif suffix in _DECIMAL_SUFFIXES:
+        fmt = Format.DECIMAL_SI
+        decimal_exp = _DECIMAL_SUFFIXES[suffix]
+    elif _EXPONENT_SUFFIX.match(suffix):
+        fmt = Format.DECIMAL_EXPONENT
+        try:
+            decimal_exp = int(suffix[1:])
+        except ValueError as exc:  # pragma: no cover - regex guarantees digits
+            raise QuantityError(ERR_SUFFIX) from exc
+        if not -(2**31) <= decimal_exp < 2**31:
+            raise QuantityError(ERR_SUFFIX)
+    else:
+        raise QuantityError(ERR_SUFFIX)
+
+    digits = int((integer or "0") + fraction)
+    # exact value = digits * 10^(decimal_exp - len(fraction)) * 2^binary_exp, in nano units
+    scale = decimal_exp - len(fraction) + 9
+    numerator = digits * (2**binary_exp if binary_exp else 1)
+    if scale >= 0:
+        nanos = numerator * 10**scale
+    else:
+        nanos = _ceil_div(numerator, 10**-scale)  # round up to the nano, like inf.RoundUp
+    if fmt is Format.BINARY_SI and nanos > _MAX_INT64 * _NANO:
+        nanos = _MAX_INT64 * _NANO
+    if fmt is Format.BINARY_SI and 0 < nanos < _NANO:
+        fmt = Format.DECIMAL_SI
+    if negative:
+        nanos = -nanos
+
+    return Quantity(nanos, fmt, _reused_text(text, integer, fraction, fmt, binary_exp, decimal_exp, nanos))
+
+
+def _reused_text(
+    text: str,
+    integer: str,
+    fraction: str,
+    fmt: Format,
+    binary_exp: int | None,
+    decimal_exp: int,
+    nanos: int,
+) -> str | None:
+    """The original text when apimachinery's fast path would keep it as the cached ``String()``.
+
+    This matters only for odd spellings such as ``+5``: Kubernetes echoes them back verbatim.
+    """
+    num = integer.lstrip("0") or "0"
+    if fmt is Format.BINARY_SI:
+        assert binary_exp is not None
+        if fraction:
+            return None
+        precision = 15 - len(num) - int(binary_exp * 3 / 10) - 1
+        value = int(num)
+        if precision < 0 or value.bit_length() > 63:
+            return None
+        if binary_exp % 10 == 0 and value & 0x07 != 0:
+            return text
+        return None
+    precision = 18 - (len(num) + len(fraction))
+    if precision < 0:
+        return None
+    scale = decimal_exp - len(fraction)
+    if scale < -9:
+        return None
+    shifted = num + fraction
+    if not shifted or abs(int(shifted)) > _MAX_INT64:
+        return None
+    if scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0":
+        return text
+    return None
