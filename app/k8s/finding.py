@@ -1,0 +1,150 @@
+"""Findings: the one result type every check produces and every output format consumes.
+
+Why here, at the bottom: validation, CEL, satisfiability and decoding all emit findings, and
+all report formats (text, JSON, JUnit, SARIF, AdmissionReview) read them.  Keeping the type in
+the vocabulary layer lets every layer above depend on it without importing sideways.
+
+The JSON form is the contract of DESIGN.md §4; :meth:`Finding.to_json` keeps its field order.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
+from typing import Any
+
+from app.k8s.field import FieldError, Path
+
+__all__ = ["Finding", "Note", "ObjectRef", "Reason", "Severity"]
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 2, "warning": 1, "info": 0}[self.value]
+
+
+class Reason:
+    """Stable machine-readable reasons that are not Kubernetes cause types."""
+
+    DECODE_ERROR = "DecodeError"
+    UNKNOWN_FIELD = "UnknownField"
+    UNSATISFIABLE = "Unsatisfiable"
+    SATISFIABILITY_UNKNOWN = "SatisfiabilityUnknown"
+    SELECTOR_RUNTIME_ERROR = "SelectorRuntimeError"
+    CAPACITY_ROUNDED = "CapacityRounded"
+    CAPACITY_DEFAULTED = "CapacityDefaulted"
+    UNSUPPORTED_KIND = "UnsupportedKind"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """Which object a finding is about, and where it came from."""
+
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    api_version: str = ""
+    file: str = ""
+    line: int = 0
+    column: int = 0
+
+    def describe(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing draguard has to say about one object (or one file, for decode errors)."""
+
+    severity: Severity
+    reason: str
+    message: str
+    field: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    file: str = ""
+    line: int = 0
+    column: int = 0
+    extra: dict[str, Any] = dc_field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def for_object(
+        cls,
+        ref: ObjectRef,
+        severity: Severity,
+        reason: str,
+        message: str,
+        field_path: str = "",
+        line: int = 0,
+        column: int = 0,
+        **extra: Any,
+    ) -> Finding:
+        return cls(
+            severity=severity,
+            reason=reason,
+            message=message,
+            field=field_path,
+            kind=ref.kind,
+            namespace=ref.namespace,
+            name=ref.name,
+            file=ref.file,
+            line=line or ref.line,
+            column=column if line else (column or ref.column),
+            extra=dict(extra),
+        )
+
+    @classmethod
+    def from_field_error(cls, ref: ObjectRef, err: FieldError, severity: Severity = Severity.ERROR) -> Finding:
+        """A Kubernetes field error as a finding: ``message`` is the cause body the API server sends."""
+        return cls.for_object(ref, severity, err.reason, err.body(), str(err.path))
+
+    def with_position(self, line: int, column: int) -> Finding:
+        return replace(self, line=line, column=column)
+
+    def with_severity(self, severity: Severity) -> Finding:
+        return replace(self, severity=severity)
+
+    def to_json(self) -> dict[str, Any]:
+        """The DESIGN.md §4 object, in its documented field order."""
+        out: dict[str, Any] = {
+            "severity": self.severity.value,
+            "reason": self.reason,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "field": self.field,
+            "message": self.message,
+        }
+        if self.file:
+            out["file"] = self.file
+        if self.line:
+            out["line"] = self.line
+            out["column"] = self.column
+        return out
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.field, self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A finding-to-be from a check that knows the field but not the object or file.
+
+    Validation and satisfiability return notes; the pipeline attaches the object reference
+    and the source position.  ``reason`` is a Kubernetes cause type only for API-parity field
+    errors (those travel as :class:`~app.k8s.field.FieldError` instead); notes carry draguard's
+    own reasons (``Lint…``, ``Unsatisfiable``, ``SatisfiabilityUnknown``…).
+    """
+
+    reason: str
+    message: str
+    path: Path | None = None
+    severity: Severity = Severity.WARNING

@@ -1,0 +1,474 @@
+"""Pydantic v2 models of ``resource.k8s.io/v1`` DRA objects, core Node/Namespace metadata and
+``admission.k8s.io/v1`` AdmissionReview.
+
+Why pydantic: strict structural decoding for free — an unknown field (a typo such as
+``capacty``) and a wrong JSON type are reported with their exact path before any rule runs,
+the way ``kubectl apply`` with strict field validation would refuse them.  Every field of the
+v1 API is present; all are optional here because *required-ness* is a validation rule with its
+own Kubernetes message (``Required value``), not a decoding failure.
+
+Conventions: field names are the JSON names (camelCase) through aliases; lists default to
+empty (Go treats nil and empty alike for these fields); pointers are ``None`` when absent.
+``resource.k8s.io/v1beta2`` has the same shape for every field modelled here and is accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+
+from app.k8s.quantity import Quantity, QuantityError, parse_quantity
+
+__all__ = [
+    "DRA_API_VERSIONS",
+    "AdmissionReview",
+    "AllocatedDeviceStatus",
+    "AllocationResult",
+    "CapacityRequestPolicy",
+    "CapacityRequestPolicyRange",
+    "CapacityRequirements",
+    "CELDeviceSelector",
+    "CounterSet",
+    "Device",
+    "DeviceAttribute",
+    "DeviceCapacity",
+    "DeviceClaim",
+    "DeviceClass",
+    "DeviceConstraint",
+    "DeviceRequest",
+    "DeviceSelector",
+    "DeviceSubRequest",
+    "DeviceTaint",
+    "DeviceToleration",
+    "ExactDeviceRequest",
+    "Namespace",
+    "Node",
+    "NodeSelector",
+    "ObjectMeta",
+    "QuantityField",
+    "ResourceClaim",
+    "ResourceClaimSpec",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
+    "ResourceSliceSpec",
+]
+
+DRA_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
+
+
+def _to_quantity(value: Any) -> Quantity:
+    """Accept what Kubernetes' ``Quantity.UnmarshalJSON`` accepts: a string or a bare number."""
+    if isinstance(value, Quantity):
+        return value
+    if isinstance(value, bool):
+        raise ValueError("quantity must be a string or a number")
+    if isinstance(value, int):
+        return parse_quantity(str(value))
+    if isinstance(value, float):
+        text = repr(value)
+        if text.endswith(".0"):
+            text = text[:-2]
+        try:
+            return parse_quantity(text.replace("e+", "e"))
+        except QuantityError as exc:
+            raise ValueError(str(exc)) from exc
+    if isinstance(value, str):
+        try:
+            return parse_quantity(value)
+        except QuantityError as exc:
+            raise ValueError(str(exc)) from exc
+    raise ValueError("quantity must be a string or a number")
+
+
+QuantityField = Annotated[
+    Quantity,
+    BeforeValidator(_to_quantity),
+    PlainSerializer(lambda q: str(q), return_type=str),
+]
+
+
+class _Model(BaseModel):
+    """Strict, typo-catching base: unknown fields are errors, no silent type coercion."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        populate_by_name=True,
+        arbitrary_types_allowed=True,
+        frozen=True,
+        revalidate_instances="never",
+    )
+
+
+class _Loose(BaseModel):
+    """For objects draguard reads only partly (Node, Namespace): extra fields are fine."""
+
+    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True, frozen=True)
+
+
+# ---------------------------------------------------------------------------- metadata
+class ObjectMeta(_Model):
+    name: str | None = None
+    generate_name: str | None = Field(None, alias="generateName")
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = Field(None, alias="resourceVersion")
+    generation: int | None = None
+    creation_timestamp: str | None = Field(None, alias="creationTimestamp")
+    deletion_timestamp: str | None = Field(None, alias="deletionTimestamp")
+    deletion_grace_period_seconds: int | None = Field(None, alias="deletionGracePeriodSeconds")
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[dict[str, Any]] = Field(default_factory=list, alias="ownerReferences")
+    finalizers: list[str] = Field(default_factory=list)
+    managed_fields: list[dict[str, Any]] = Field(default_factory=list, alias="managedFields")
+    self_link: str | None = Field(None, alias="selfLink")
+
+
+# ---------------------------------------------------------------------------- node selection
+class NodeSelectorRequirement(_Model):
+    key: str = ""
+    operator: str = ""
+    values: list[str] = Field(default_factory=list)
+
+
+class NodeSelectorTerm(_Model):
+    match_expressions: list[NodeSelectorRequirement] = Field(default_factory=list, alias="matchExpressions")
+    match_fields: list[NodeSelectorRequirement] = Field(default_factory=list, alias="matchFields")
+
+
+class NodeSelector(_Model):
+    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list, alias="nodeSelectorTerms")
+
+
+# ---------------------------------------------------------------------------- selectors, config
+class CELDeviceSelector(_Model):
+    expression: str = ""
+
+
+class DeviceSelector(_Model):
+    cel: CELDeviceSelector | None = None
+
+
+class OpaqueDeviceConfiguration(_Model):
+    driver: str = ""
+    parameters: Any = None
+
+
+class DeviceClassConfiguration(_Model):
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+# ---------------------------------------------------------------------------- DeviceClass
+class DeviceClassSpec(_Model):
+    selectors: list[DeviceSelector] = Field(default_factory=list)
+    config: list[DeviceClassConfiguration] = Field(default_factory=list)
+    extended_resource_name: str | None = Field(None, alias="extendedResourceName")
+
+
+class DeviceClass(_Model):
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: DeviceClassSpec = Field(default_factory=DeviceClassSpec)
+
+
+# ---------------------------------------------------------------------------- ResourceSlice
+class DeviceAttribute(_Model):
+    int_value: int | None = Field(None, alias="int")
+    bool_value: bool | None = Field(None, alias="bool")
+    string_value: str | None = Field(None, alias="string")
+    version_value: str | None = Field(None, alias="version")
+
+    def kind_and_value(self) -> tuple[str | None, object]:
+        """(kind, value) of the one value set; (None, None) when none is (a broken attribute)."""
+        if self.int_value is not None:
+            return "int", self.int_value
+        if self.bool_value is not None:
+            return "bool", self.bool_value
+        if self.string_value is not None:
+            return "string", self.string_value
+        if self.version_value is not None:
+            return "version", self.version_value
+        return None, None
+
+    def values_set(self) -> int:
+        return sum(
+            v is not None for v in (self.int_value, self.bool_value, self.string_value, self.version_value)
+        )
+
+
+class CapacityRequestPolicyRange(_Model):
+    min: QuantityField | None = None
+    max: QuantityField | None = None
+    step: QuantityField | None = None
+
+
+class CapacityRequestPolicy(_Model):
+    default: QuantityField | None = None
+    valid_values: list[QuantityField] = Field(default_factory=list, alias="validValues")
+    valid_range: CapacityRequestPolicyRange | None = Field(None, alias="validRange")
+
+
+class DeviceCapacity(_Model):
+    value: QuantityField | None = None
+    request_policy: CapacityRequestPolicy | None = Field(None, alias="requestPolicy")
+
+
+class Counter(_Model):
+    value: QuantityField | None = None
+
+
+class CounterSet(_Model):
+    name: str = ""
+    counters: dict[str, Counter] = Field(default_factory=dict)
+
+
+class DeviceCounterConsumption(_Model):
+    counter_set: str = Field("", alias="counterSet")
+    counters: dict[str, Counter] = Field(default_factory=dict)
+
+
+class DeviceTaint(_Model):
+    key: str = ""
+    value: str = ""
+    effect: str = ""
+    time_added: str | None = Field(None, alias="timeAdded")
+
+
+class Device(_Model):
+    name: str = ""
+    attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
+    capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
+    consumes_counters: list[DeviceCounterConsumption] = Field(default_factory=list, alias="consumesCounters")
+    node_name: str | None = Field(None, alias="nodeName")
+    node_selector: NodeSelector | None = Field(None, alias="nodeSelector")
+    all_nodes: bool | None = Field(None, alias="allNodes")
+    taints: list[DeviceTaint] = Field(default_factory=list)
+    binds_to_node: bool | None = Field(None, alias="bindsToNode")
+    binding_conditions: list[str] = Field(default_factory=list, alias="bindingConditions")
+    binding_failure_conditions: list[str] = Field(default_factory=list, alias="bindingFailureConditions")
+    allow_multiple_allocations: bool | None = Field(None, alias="allowMultipleAllocations")
+
+    @property
+    def multi_allocatable(self) -> bool:
+        return bool(self.allow_multiple_allocations)
+
+
+class ResourcePool(_Model):
+    name: str = ""
+    generation: int = 0
+    resource_slice_count: int = Field(0, alias="resourceSliceCount")
+
+
+class ResourceSliceSpec(_Model):
+    driver: str = ""
+    pool: ResourcePool = Field(default_factory=ResourcePool)
+    node_name: str | None = Field(None, alias="nodeName")
+    node_selector: NodeSelector | None = Field(None, alias="nodeSelector")
+    all_nodes: bool | None = Field(None, alias="allNodes")
+    per_device_node_selection: bool | None = Field(None, alias="perDeviceNodeSelection")
+    devices: list[Device] = Field(default_factory=list)
+    shared_counters: list[CounterSet] = Field(default_factory=list, alias="sharedCounters")
+
+
+class ResourceSlice(_Model):
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ResourceSliceSpec = Field(default_factory=ResourceSliceSpec)
+
+
+# ---------------------------------------------------------------------------- claims
+class DeviceToleration(_Model):
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = Field(None, alias="tolerationSeconds")
+
+
+class CapacityRequirements(_Model):
+    requests: dict[str, QuantityField] = Field(default_factory=dict)
+
+
+class ExactDeviceRequest(_Model):
+    device_class_name: str = Field("", alias="deviceClassName")
+    selectors: list[DeviceSelector] = Field(default_factory=list)
+    allocation_mode: str = Field("", alias="allocationMode")
+    count: int = 0
+    admin_access: bool | None = Field(None, alias="adminAccess")
+    tolerations: list[DeviceToleration] = Field(default_factory=list)
+    capacity: CapacityRequirements | None = None
+
+
+class DeviceSubRequest(_Model):
+    name: str = ""
+    device_class_name: str = Field("", alias="deviceClassName")
+    selectors: list[DeviceSelector] = Field(default_factory=list)
+    allocation_mode: str = Field("", alias="allocationMode")
+    count: int = 0
+    tolerations: list[DeviceToleration] = Field(default_factory=list)
+    capacity: CapacityRequirements | None = None
+
+
+class DeviceRequest(_Model):
+    name: str = ""
+    exactly: ExactDeviceRequest | None = None
+    first_available: list[DeviceSubRequest] = Field(default_factory=list, alias="firstAvailable")
+
+
+class DeviceConstraint(_Model):
+    requests: list[str] = Field(default_factory=list)
+    match_attribute: str | None = Field(None, alias="matchAttribute")
+    distinct_attribute: str | None = Field(None, alias="distinctAttribute")
+
+
+class DeviceClaimConfiguration(_Model):
+    requests: list[str] = Field(default_factory=list)
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+class DeviceClaim(_Model):
+    requests: list[DeviceRequest] = Field(default_factory=list)
+    constraints: list[DeviceConstraint] = Field(default_factory=list)
+    config: list[DeviceClaimConfiguration] = Field(default_factory=list)
+
+
+class ResourceClaimSpec(_Model):
+    devices: DeviceClaim = Field(default_factory=DeviceClaim)
+
+
+class DeviceRequestAllocationResult(_Model):
+    request: str = ""
+    driver: str = ""
+    pool: str = ""
+    device: str = ""
+    admin_access: bool | None = Field(None, alias="adminAccess")
+    tolerations: list[DeviceToleration] = Field(default_factory=list)
+    binding_conditions: list[str] = Field(default_factory=list, alias="bindingConditions")
+    binding_failure_conditions: list[str] = Field(default_factory=list, alias="bindingFailureConditions")
+    share_id: str | None = Field(None, alias="shareID")
+    consumed_capacity: dict[str, QuantityField] = Field(default_factory=dict, alias="consumedCapacity")
+
+
+class DeviceAllocationConfiguration(_Model):
+    source: str = ""
+    requests: list[str] = Field(default_factory=list)
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+class DeviceAllocationResult(_Model):
+    results: list[DeviceRequestAllocationResult] = Field(default_factory=list)
+    config: list[DeviceAllocationConfiguration] = Field(default_factory=list)
+
+
+class AllocationResult(_Model):
+    devices: DeviceAllocationResult = Field(default_factory=DeviceAllocationResult)
+    node_selector: NodeSelector | None = Field(None, alias="nodeSelector")
+    allocation_timestamp: str | None = Field(None, alias="allocationTimestamp")
+
+
+class ResourceClaimConsumerReference(_Model):
+    api_group: str = Field("", alias="apiGroup")
+    resource: str = ""
+    name: str = ""
+    uid: str = ""
+
+
+class NetworkDeviceData(_Model):
+    interface_name: str = Field("", alias="interfaceName")
+    ips: list[str] = Field(default_factory=list)
+    hardware_address: str = Field("", alias="hardwareAddress")
+
+
+class AllocatedDeviceStatus(_Model):
+    driver: str = ""
+    pool: str = ""
+    device: str = ""
+    share_id: str | None = Field(None, alias="shareID")
+    conditions: list[dict[str, Any]] = Field(default_factory=list)
+    data: Any = None
+    network_data: NetworkDeviceData | None = Field(None, alias="networkData")
+
+
+class ResourceClaimStatus(_Model):
+    allocation: AllocationResult | None = None
+    reserved_for: list[ResourceClaimConsumerReference] = Field(default_factory=list, alias="reservedFor")
+    devices: list[AllocatedDeviceStatus] = Field(default_factory=list)
+
+
+class ResourceClaim(_Model):
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ResourceClaimSpec = Field(default_factory=ResourceClaimSpec)
+    status: ResourceClaimStatus | None = None
+
+
+class ResourceClaimTemplateSpec(_Model):
+    metadata: ObjectMeta | None = None
+    spec: ResourceClaimSpec = Field(default_factory=ResourceClaimSpec)
+
+
+class ResourceClaimTemplate(_Model):
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ResourceClaimTemplateSpec = Field(default_factory=ResourceClaimTemplateSpec)
+
+
+# ---------------------------------------------------------------------------- core (partial)
+class LooseMeta(_Loose):
+    name: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class Node(_Loose):
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    metadata: LooseMeta = Field(default_factory=LooseMeta)
+
+
+class Namespace(_Loose):
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    metadata: LooseMeta = Field(default_factory=LooseMeta)
+
+
+# ---------------------------------------------------------------------------- admission
+class GroupVersionKind(_Loose):
+    group: str = ""
+    version: str = ""
+    kind: str = ""
+
+
+class AdmissionRequest(_Loose):
+    uid: str = ""
+    kind: GroupVersionKind = Field(default_factory=GroupVersionKind)
+    resource: dict[str, Any] = Field(default_factory=dict)
+    sub_resource: str = Field("", alias="subResource")
+    name: str = ""
+    namespace: str = ""
+    operation: str = ""
+    user_info: dict[str, Any] = Field(default_factory=dict, alias="userInfo")
+    object: dict[str, Any] | None = None
+    old_object: dict[str, Any] | None = Field(None, alias="oldObject")
+    dry_run: bool | None = Field(None, alias="dryRun")
+    options: dict[str, Any] | None = None
+
+
+class AdmissionReview(_Loose):
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    request: AdmissionRequest | None = None
+
+
+KIND_MODELS: dict[str, type[_Model]] = {
+    "DeviceClass": DeviceClass,
+    "ResourceSlice": ResourceSlice,
+    "ResourceClaim": ResourceClaim,
+    "ResourceClaimTemplate": ResourceClaimTemplate,
+}
