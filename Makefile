@@ -1,0 +1,45 @@
+# draguard — the commands a newcomer needs.  `make test` and `make run` build the virtual
+# environment from nothing when it is missing (it is re-made when pyproject.toml changes).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: all test lint typecheck unit run bench conformance certs clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## test: ruff, mypy --strict on app/, then the whole pytest suite
+test: $(STAMP) lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check app tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+## run: the webhook on https://127.0.0.1:8443 with the demo inventory in examples/inventory
+run: $(STAMP)
+	$(BIN)/python -m app.server.demo
+
+## bench: every benchmark under benchmarks/ (median of several runs each)
+bench: $(STAMP)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+## conformance: score draguard against ../shared/conformance (Kubernetes 1.36 verdicts)
+conformance: $(STAMP)
+	$(BIN)/python ../shared/conformance/check.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,129 @@
+"""``draguard serve | lint | certs`` — the command-line door (DESIGN.md §3).
+
+Why lazy imports per sub-command: ``draguard lint`` runs in CI on every push and should start
+fast; it never needs FastAPI, uvicorn or the certificate machinery.
+
+Exit status of ``lint``: 0 when nothing is at or above ``--fail-on`` (default ``error``), 1 when
+something is, 2 for a usage error or an unreadable input (with a one-line message naming it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with 2 on usage errors already; keep its one-line style."""
+
+
+def _lint_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="files (.yaml, .yml, .json; multi-document; kind: List), folders, or - for stdin")
+    parser.add_argument("--inventory", action="extend", nargs="+", default=[], metavar="PATH",
+                        help="DeviceClasses, ResourceSlices and Nodes that make up the cluster (files or folders)")
+    parser.add_argument("--format", choices=["text", "json", "junit", "sarif"], default="text")
+    parser.add_argument("--fail-on", choices=["error", "warning", "never"], default="error",
+                        help="lowest severity that makes the exit status 1 (default: error)")
+    parser.add_argument("--strict", action="store_true",
+                        help="draguard's own Lint* checks and a missing DeviceClass become errors")
+    parser.add_argument("--show-mutations", action="store_true",
+                        help="also print the JSONPatch the mutating webhook would apply")
+    parser.add_argument("--deadline-seconds", type=float, default=None, metavar="S",
+                        help="give up a satisfiability search after S seconds (default: no deadline)")
+    parser.add_argument("--verbose", action="store_true", help="list documents of kinds draguard skips")
+
+
+def _run_lint(args: argparse.Namespace) -> int:
+    from app.inventory import build_inventory
+    from app.k8s.decode import CHECKED_KINDS, INVENTORY_KINDS, InputError, load_paths
+    from app.report.render import count_at_least, render
+    from app.review.pipeline import ReviewOptions, review_documents
+
+    try:
+        decoded = load_paths(args.paths)
+        inventory_decoded = load_paths(args.inventory) if args.inventory else None
+    except InputError as exc:
+        print(f"draguard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    inventory = None
+    inventory_objects = []
+    findings = list(decoded.findings)
+    if inventory_decoded is not None:
+        inventory_objects = [d.obj for d in inventory_decoded.documents if d.kind in INVENTORY_KINDS]
+        inventory = build_inventory(inventory_objects)
+        findings.extend(inventory_decoded.findings)
+    if args.verbose:
+        for doc in decoded.documents:
+            if doc.kind not in CHECKED_KINDS and doc.kind not in INVENTORY_KINDS:
+                print(f"{doc.source}:{doc.line}: skipped {doc.kind or 'object without kind'} {doc.name}",
+                      file=sys.stderr)
+    options = ReviewOptions(
+        strict=args.strict,
+        deadline_seconds=args.deadline_seconds,
+        show_mutations=args.show_mutations,
+        mutate=False,
+    )
+    review = review_documents(
+        decoded.documents,
+        inventory=inventory,
+        inventory_objects=inventory_objects,
+        options=options,
+        decode_findings=findings,
+    )
+    sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations))
+    return EXIT_FINDINGS if count_at_least(review.findings, args.fail_on) else EXIT_OK
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; the server and certs options are loaded only when that command is asked for."""
+    parser = _Parser(prog="draguard", description="Admission webhook and linter for Kubernetes DRA objects")
+    sub = parser.add_subparsers(dest="command", required=True)
+    lint = sub.add_parser("lint", help="lint manifest files and folders (for CI)")
+    _lint_arguments(lint)
+    serve = sub.add_parser("serve", help="run the admission webhook and lint endpoint over HTTPS")
+    certs = sub.add_parser("certs", help="generate a CA and serving certificate; inject caBundle")
+    if command == "serve":
+        from app.server.cli_serve import add_serve_arguments
+
+        add_serve_arguments(serve)
+    if command == "certs":
+        from app.certs import add_certs_arguments
+
+        add_certs_arguments(certs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "lint":
+            return _run_lint(args)
+        if args.command == "serve":
+            from app.server.cli_serve import run_serve
+
+            return run_serve(args)
+        if args.command == "certs":
+            from app.certs import run_certs
+
+            return run_certs(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    parser.error(f"unknown command {args.command}")
+    return EXIT_USAGE  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

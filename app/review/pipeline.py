@@ -1,0 +1,318 @@
+"""The pipeline: decoded objects (+ inventory) → findings (+ mutation patches).
+
+Why one function for three doors: the webhook, the lint endpoint and the CLI must say the
+same thing about the same object.  They only translate in (bytes, AdmissionReview) and out
+(text, JSON, JUnit, SARIF, AdmissionResponse); everything in between happens here:
+
+1. structural decoding (apiVersion, unknown fields, JSON types, quantities) with defaulting;
+2. API-server-parity validation (:mod:`app.validation`) and draguard's own ``Lint*`` checks;
+3. for claims and templates that passed validation, static satisfiability against the
+   inventory (:mod:`app.satisfy`) — never decided when the inventory is missing or unsynced;
+4. for ResourceClaim CREATE, the default-filling JSONPatch (:mod:`app.review.mutate`).
+
+Inventory objects found among the linted documents (DeviceClass, ResourceSlice, Node) join the
+inventory only when an inventory was given at all, and only when they are valid themselves:
+an inventory is a statement that "this is the cluster"; a stray slice in a folder is not.
+Namespace objects supply namespace labels for the admin-access rule.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.inventory import Inventory, build_inventory
+from app.k8s.decode import CHECKED_KINDS, Document
+from app.k8s.field import FieldError, Path
+from app.k8s.finding import Finding, Note, ObjectRef, Reason, Severity
+from app.k8s.models import ResourceClaim, ResourceClaimTemplate
+from app.k8s.structure import Structural, decode_object
+from app.review.mutate import default_fill_patch
+from app.satisfy import check_claim_spec
+from app.validation import ValidationContext, ValidationResult, validate, validate_update
+
+__all__ = [
+    "ObjectReview",
+    "Review",
+    "ReviewOptions",
+    "review_admission",
+    "review_documents",
+]
+
+NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
+CLAIM_KINDS = NAMESPACED_KINDS
+INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
+
+
+@dataclass(frozen=True)
+class ReviewOptions:
+    """What the caller wants; every door builds one from its flags."""
+
+    strict: bool = False
+    unsatisfiable: Literal["deny", "warn"] = "deny"
+    mutate: bool = True
+    deadline_seconds: float | None = None
+    admission: bool = False
+    show_mutations: bool = False
+
+
+@dataclass
+class ObjectReview:
+    """Everything draguard says about one object."""
+
+    ref: ObjectRef
+    findings: list[Finding] = field(default_factory=list)
+    patch: list[dict[str, Any]] = field(default_factory=list)
+    patch_descriptions: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+    @property
+    def denied(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+
+@dataclass
+class Review:
+    """The result for a batch of documents: per-object reviews plus file-level findings."""
+
+    objects: list[ObjectReview] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "objects": len(self.objects),
+            "errors": sum(f.severity is Severity.ERROR for f in self.findings),
+            "warnings": sum(f.severity is Severity.WARNING for f in self.findings),
+        }
+
+
+# ---------------------------------------------------------------------------- helpers
+def _ref(doc: Document) -> ObjectRef:
+    namespace = doc.namespace
+    if doc.kind in NAMESPACED_KINDS and not namespace:
+        namespace = "default"
+    return ObjectRef(
+        kind=doc.kind,
+        namespace=namespace,
+        name=doc.name,
+        api_version=doc.api_version,
+        file=doc.source,
+        line=doc.line,
+        column=doc.column,
+    )
+
+
+def _at(doc: Document, ref: ObjectRef, path: Path | None, *, key: bool = False) -> tuple[int, int]:
+    if not doc.source:
+        return (0, 0)
+    if path is None:
+        return (ref.line, ref.column)
+    return doc.position_of(path.json_pointer_parts(), key=key)
+
+
+def _field_finding(doc: Document, ref: ObjectRef, err: FieldError) -> Finding:
+    line, col = _at(doc, ref, err.path)
+    return Finding.for_object(ref, Severity.ERROR, err.reason, err.body(), str(err.path), line, col)
+
+
+def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOptions) -> Finding:
+    severity = note.severity
+    if note.reason.startswith("Lint") and options.strict:
+        severity = Severity.ERROR
+    if note.reason == Reason.UNSATISFIABLE and options.unsatisfiable == "warn":
+        severity = Severity.WARNING
+    line, col = _at(doc, ref, note.path)
+    return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col)
+
+
+def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options: ReviewOptions) -> list[Finding]:
+    out: list[Finding] = []
+    if st.api_version_error:
+        out.append(
+            Finding.for_object(ref, Severity.ERROR, Reason.DECODE_ERROR, st.api_version_error, "apiVersion",
+                               *_at(doc, ref, Path.root("apiVersion")))
+        )
+    if not options.admission:  # the API server already decoded admitted objects strictly
+        for path in st.unknown_fields:
+            line, col = _at(doc, ref, path, key=True)
+            out.append(
+                Finding.for_object(
+                    ref, Severity.ERROR, Reason.UNKNOWN_FIELD,
+                    f'unknown field "{path}": the {ref.kind} API has no such field (a typo?)',
+                    str(path), line, col,
+                )
+            )
+    out.extend(_field_finding(doc, ref, err) for err in st.type_errors)
+    return out
+
+
+def _namespace_labels(documents: Sequence[Document]) -> dict[str, dict[str, str]] | None:
+    labels: dict[str, dict[str, str]] = {}
+    for doc in documents:
+        if doc.kind == "Namespace" and doc.name:
+            meta = doc.obj.get("metadata")
+            raw = meta.get("labels") if isinstance(meta, dict) else None
+            labels[doc.name] = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    return labels or None
+
+
+# ---------------------------------------------------------------------------- per object
+@dataclass
+class _Checked:
+    doc: Document
+    ref: ObjectRef
+    review: ObjectReview
+    model: Any = None
+    valid: bool = False
+
+
+def _decode_and_validate(
+    doc: Document, ctx: ValidationContext, options: ReviewOptions, old: Any = None
+) -> _Checked:
+    ref = _ref(doc)
+    review = ObjectReview(ref=ref)
+    checked = _Checked(doc=doc, ref=ref, review=review)
+    st = decode_object(doc.kind, doc.obj)
+    review.findings.extend(_structural_findings(doc, ref, st, options))
+    if st.model is None:
+        return checked
+    checked.model = st.model
+    result: ValidationResult = validate(st.model, ctx) if old is None else validate_update(st.model, old, ctx)
+    review.findings.extend(_field_finding(doc, ref, err) for err in result.errors)
+    review.findings.extend(_note_finding(doc, ref, note, options) for note in result.notes)
+    checked.valid = not result.errors and not st.type_errors and not st.api_version_error
+    return checked
+
+
+def _claim_spec_and_base(model: Any) -> tuple[Any, Path] | None:
+    if isinstance(model, ResourceClaim):
+        return model.spec, Path.root("spec")
+    if isinstance(model, ResourceClaimTemplate):
+        return model.spec.spec, Path.root("spec", "spec")
+    return None
+
+
+def _satisfiability(
+    checked: _Checked,
+    inventory: Inventory | None,
+    inventory_problem: str | None,
+    options: ReviewOptions,
+) -> None:
+    target = _claim_spec_and_base(checked.model)
+    if target is None or not checked.valid:
+        return
+    spec, base = target
+    ref, doc = checked.ref, checked.doc
+    if inventory_problem:
+        checked.review.findings.append(
+            Finding.for_object(
+                ref, Severity.WARNING, Reason.SATISFIABILITY_UNKNOWN,
+                f"satisfiability not checked: {inventory_problem}", "", *_at(doc, ref, None),
+            )
+        )
+        return
+    if inventory is None:
+        return
+    notes = check_claim_spec(
+        spec, inventory, base=base, deadline_seconds=options.deadline_seconds, strict=options.strict
+    )
+    checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
+
+
+def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOptions) -> None:
+    if not (options.mutate or options.show_mutations) or inventory is None or not checked.valid:
+        return
+    if not isinstance(checked.model, ResourceClaim):
+        return  # templates are never patched: their claims are created (and patched) later
+    patch, descriptions = default_fill_patch(checked.model.spec, checked.doc.obj, inventory)
+    checked.review.patch = patch
+    checked.review.patch_descriptions = descriptions
+
+
+def _sorted(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.file, f.line, f.column, f.kind, f.name, f.field, f.reason))
+
+
+# ---------------------------------------------------------------------------- doors
+def review_documents(
+    documents: Sequence[Document],
+    *,
+    inventory: Inventory | None,
+    inventory_objects: Sequence[Mapping[str, Any]] = (),
+    inventory_problem: str | None = None,
+    options: ReviewOptions = ReviewOptions(),
+    merge_inventory_objects: bool = True,
+    decode_findings: Sequence[Finding] = (),
+) -> Review:
+    """Review a batch of decoded documents (the lint door: CLI and ``POST /lint``).
+
+    ``inventory`` is the cluster (or files) to check satisfiability against; when given and
+    ``merge_inventory_objects`` is set, valid DeviceClasses/ResourceSlices/Nodes among the
+    documents are added to it (``inventory_objects`` are the raw objects it was built from).
+    """
+    ctx = ValidationContext(namespace_labels=_namespace_labels(documents), admission=options.admission)
+    checked: list[_Checked] = []
+    extra_inventory: list[Mapping[str, Any]] = []
+    for doc in documents:
+        if doc.kind in CHECKED_KINDS:
+            started = time.perf_counter()
+            item = _decode_and_validate(doc, ctx, options)
+            item.review.elapsed_ms = (time.perf_counter() - started) * 1000
+            checked.append(item)
+            if item.valid and doc.kind in INVENTORY_OBJECT_KINDS:
+                extra_inventory.append(doc.obj)
+        elif doc.kind == "Node":
+            extra_inventory.append(doc.obj)
+    if inventory is not None and merge_inventory_objects and extra_inventory:
+        inventory = build_inventory([*inventory_objects, *extra_inventory])
+    for item in checked:
+        started = time.perf_counter()
+        _satisfiability(item, inventory, inventory_problem, options)
+        if options.show_mutations:
+            _mutation(item, inventory, options)
+        item.review.elapsed_ms += (time.perf_counter() - started) * 1000
+    review = Review(objects=[c.review for c in checked])
+    all_findings = list(decode_findings)
+    for c in checked:
+        all_findings.extend(c.review.findings)
+    review.findings = _sorted(all_findings)
+    return review
+
+
+def review_admission(
+    *,
+    kind: str,
+    operation: str,
+    obj: Mapping[str, Any] | None,
+    old_obj: Mapping[str, Any] | None,
+    namespace: str,
+    inventory: Inventory | None,
+    inventory_problem: str | None,
+    options: ReviewOptions,
+) -> ObjectReview:
+    """Review one object of an AdmissionReview (the webhook door).
+
+    UPDATE of claims and templates re-checks only immutability (their specs cannot change);
+    DELETE/CONNECT and kinds draguard does not know are allowed untouched by the caller.
+    """
+    started = time.perf_counter()
+    raw = dict(obj or {})
+    if namespace and isinstance(raw.get("metadata"), dict) and not raw["metadata"].get("namespace"):
+        raw["metadata"] = {**raw["metadata"], "namespace": namespace}
+    doc = Document(obj=raw)
+    ctx = ValidationContext(admission=True)
+    opts = options if options.admission else ReviewOptions(**{**options.__dict__, "admission": True})
+    old_model = None
+    if operation == "UPDATE" and old_obj is not None and kind in CHECKED_KINDS:
+        old_model = decode_object(kind, dict(old_obj)).model
+    checked = _decode_and_validate(doc, ctx, opts, old=old_model)
+    is_update_of_claim = operation == "UPDATE" and kind in CLAIM_KINDS
+    if operation == "CREATE" or (operation == "UPDATE" and not is_update_of_claim):
+        _satisfiability(checked, inventory, inventory_problem, opts)
+    if operation == "CREATE" and opts.mutate:
+        _mutation(checked, inventory, opts)
+    checked.review.findings = _sorted(checked.review.findings)
+    checked.review.elapsed_ms = (time.perf_counter() - started) * 1000
+    return checked.review

@@ -1,0 +1,104 @@
+"""Decoding keeps positions, splits documents and Lists, and turns garbage into findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.k8s.decode import InputError, decode_bytes, decode_text, load_paths
+
+CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: gpu
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        capacity:
+          requests:
+            memory: 10Gi
+"""
+
+
+def test_positions_point_at_values_and_keys() -> None:
+    result = decode_text(CLAIM, "claim.yaml")
+    assert not result.findings
+    (doc,) = result.documents
+    path = ["spec", "devices", "requests", 0, "exactly", "capacity", "requests", "memory"]
+    assert doc.position_of(path) == (13, 21)
+    assert doc.position_of(path, key=True) == (13, 13)
+    assert doc.position_of(["spec", "devices", "requests", 0]) == (8, 7)
+
+
+def test_unknown_path_falls_back_to_nearest_parent() -> None:
+    (doc,) = decode_text(CLAIM, "c.yaml").documents
+    assert doc.position_of(["spec", "devices", "requests", 0, "exactly", "nope"]) == (10, 9)
+
+
+def test_multi_document_and_list_items() -> None:
+    text = CLAIM + "---\n" + """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: a}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: b}
+"""
+    docs = decode_text(text, "x.yaml").documents
+    assert [d.kind for d in docs] == ["ResourceClaim", "DeviceClass", "ConfigMap"]
+    assert docs[1].line == 18
+    assert docs[1].position_of(["metadata", "name"]) == (20, 20)
+    assert docs[2].relevant is False
+
+
+def test_yaml_syntax_error_is_a_finding_with_line() -> None:
+    result = decode_text("a: [1, 2\nb: 3\n", "bad.yaml")
+    (finding,) = result.findings
+    assert finding.reason == "DecodeError"
+    assert finding.file == "bad.yaml"
+    assert finding.line >= 1
+    assert "not valid YAML" in finding.message
+
+
+def test_non_object_documents_and_bad_bytes() -> None:
+    assert decode_text("- 1\n- 2\n", "l.yaml").findings[0].reason == "DecodeError"
+    assert decode_bytes(b"\xff\xfe\x00garbage", "bin").findings[0].reason == "DecodeError"
+    assert decode_text("just a string", "s.yaml").findings[0].message.startswith("document 1 is a str")
+
+
+def test_timestamps_stay_strings() -> None:
+    (doc,) = decode_text("kind: Node\nmetadata:\n  creationTimestamp: 2024-01-01T00:00:00Z\n").documents
+    assert doc.obj["metadata"]["creationTimestamp"] == "2024-01-01T00:00:00Z"
+
+
+def test_json_input_keeps_positions() -> None:
+    text = '{\n  "kind": "DeviceClass",\n  "metadata": {"name": "x"}\n}\n'
+    (doc,) = decode_text(text, "x.json").documents
+    assert doc.position_of(["metadata", "name"]) == (3, 24)
+
+
+def test_folders_walk_recursively(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.yaml").write_text(CLAIM)
+    (tmp_path / "two.json").write_text('{"kind": "DeviceClass", "metadata": {"name": "x"}}')
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    docs = load_paths([str(tmp_path)]).documents
+    assert sorted(d.kind for d in docs) == ["DeviceClass", "ResourceClaim"]
+
+
+def test_missing_path_raises_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        load_paths([str(tmp_path / "missing.yaml")])
+
+
+def test_stdin_dash() -> None:
+    docs = load_paths(["-"], stdin_text=CLAIM).documents
+    assert docs[0].source == "<stdin>"
