@@ -1,0 +1,16 @@
+"""The Kubernetes DRA CEL environment for device selectors (engine: cel-python's grammar).
+
+Public interface (other draguard modules code against exactly this):
+
+* :func:`compile_selector` → :class:`CompiledSelector` or :class:`CompileFailure`;
+* :func:`make_device` → :class:`CelDevice` (build once per inventory change);
+* :meth:`CompiledSelector.evaluate` → ``bool`` or :class:`CelRuntimeError` (never raises).
+
+See :mod:`app.cel.selector` for the caching and thread-safety model.
+"""
+
+from app.cel.device import CelDevice, make_device
+from app.cel.errors import CelRuntimeError, CompileFailure
+from app.cel.selector import CompiledSelector, compile_selector
+
+__all__ = ["CelDevice", "CelRuntimeError", "CompileFailure", "CompiledSelector", "compile_selector", "make_device"]

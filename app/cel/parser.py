@@ -28,6 +28,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from app.cel import ast as A
 from app.cel.errors import format_error
+from app.cel.values import UInt
 
 __all__ = ["ParseError", "parse"]
 
@@ -120,7 +121,7 @@ def _depth_at(src: str, pos: int) -> int:
 
 
 def _expecting(expected: set[str]) -> str:
-    if _EXPR_START_TERMINALS <= expected | {"NULL_LIT"} and not expected & {"PLUS", "STAR"}:
+    if expected | {"NULL_LIT"} >= _EXPR_START_TERMINALS and not expected & {"PLUS", "STAR"}:
         return _EXPR_START
     names = sorted({_TERMINAL_NAMES.get(t, t) for t in expected if t in _TERMINAL_NAMES})
     if len(names) == 1:
@@ -136,7 +137,7 @@ def _syntax_errors(src: str) -> tuple[list[tuple[int, str]], Any]:
         try:
             return errors, _parser().parse(text)
         except UnexpectedCharacters as e:
-            pos = e.pos_in_stream
+            pos = int(e.pos_in_stream or 0)
             ch = text[pos]
             end = pos + 1
             if ch in "\"'":  # unterminated string: ANTLR's lexer consumed to the end of the line
@@ -241,7 +242,7 @@ def _literal(tok: lark.Token) -> A.Const:
         n = int(body, 16) if body[:2] in ("0x", "0X") else int(body)
         if n >= 2**64:
             raise _ConvError(pos, "invalid uint literal")
-        return A.Const(pos, n, "uint")
+        return A.Const(pos, UInt(n), "uint")
     if kind == "FLOAT_LIT":
         return A.Const(pos, float(v), "double")
     if kind in ("STRING_LIT", "MLSTRING_LIT"):
@@ -369,7 +370,7 @@ class _Converter:
                 raise _ConvError(var.pos, "cel.bind() variable names must be simple identifiers")
             return A.Bind(pos, var.name, args[1], args[2])
         if target is not None:
-            if fn in _ONE_VAR_MACROS and len(args) == 2 or fn == "map" and len(args) == 3:
+            if (fn in _ONE_VAR_MACROS and len(args) == 2) or (fn == "map" and len(args) == 3):
                 var = args[0]
                 if not isinstance(var, A.Ident):
                     raise _ConvError(var.pos, "argument must be a simple name")
@@ -378,8 +379,8 @@ class _Converter:
                     return A.Comp(pos, "map", target, var.name, None, [args[1], args[2]])
                 return A.Comp(pos, kind, target, var.name, None, [args[1]])  # type: ignore[arg-type]
             if fn in _TWO_VAR_MACROS and (
-                len(args) == 3 and fn in ("all", "exists", "exists_one", "existsOne", "transformList", "transformMap")
-                or len(args) == 4 and fn in ("transformList", "transformMap")
+                (len(args) == 3 and fn in ("all", "exists", "exists_one", "existsOne", "transformList", "transformMap"))
+                or (len(args) == 4 and fn in ("transformList", "transformMap"))
             ):
                 v1, v2 = args[0], args[1]
                 for v in (v1, v2):

@@ -44,7 +44,7 @@ class Semver:
     def compare(self, other: Semver) -> int:
         """``Version.Compare``: -1, 0 or 1."""
         a, b = self._key, other._key
-        return (a > b) - (a < b)  # type: ignore[operator]
+        return (a > b) - (a < b)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Semver):

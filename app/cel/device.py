@@ -1,0 +1,113 @@
+"""Devices converted once into the values the evaluator reads.
+
+Why a dedicated, immutable object: the allocator evaluates many selectors against the same
+inventory, so the conversion (domain splitting, semver parsing, default-empty maps) is paid
+once per inventory change, not once per evaluation.  Kubernetes' ``DeviceMatches`` rules are
+reproduced here: a name without ``/`` lives under the driver's domain, ``dom/id`` splits at the
+first ``/``, unknown domains read as empty maps, and an attribute without a value makes every
+selector evaluated on the device fail with ``unsupported attribute value``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from app.cel.semver import SemverError, parse_semver
+from app.cel.values import DefaultMap
+from app.k8s.quantity import Quantity
+
+__all__ = ["CelDevice", "make_device", "split_name"]
+
+_serial = itertools.count(1)
+
+
+class CelDevice:
+    """An immutable, pre-converted device (the CEL ``device`` variable).
+
+    Field names are the CEL field names so the evaluator can read them with ``getattr``.
+    ``error`` is set when the device cannot be evaluated at all (Kubernetes fails every
+    selector on such a device).  ``memo`` is a small per-device cache of selector results
+    keyed by selector serial; it is an internal optimisation and never changes results.
+    """
+
+    __slots__ = ("allowMultipleAllocations", "attributes", "capacity", "driver", "error", "memo", "serial")
+
+    driver: str
+    allowMultipleAllocations: bool
+    attributes: DefaultMap
+    capacity: DefaultMap
+    error: str | None
+    memo: dict[int, Any]
+    serial: int
+
+    def __init__(
+        self, driver: str, allow_multiple: bool, attributes: DefaultMap, capacity: DefaultMap, error: str | None
+    ) -> None:
+        object.__setattr__(self, "driver", driver)
+        object.__setattr__(self, "allowMultipleAllocations", allow_multiple)
+        object.__setattr__(self, "attributes", attributes)
+        object.__setattr__(self, "capacity", capacity)
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "memo", {})
+        object.__setattr__(self, "serial", next(_serial))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("CelDevice is immutable")
+
+    def __repr__(self) -> str:
+        return f"CelDevice(driver={self.driver!r}, attributes={dict(self.attributes)!r}, capacity={dict(self.capacity)!r})"
+
+
+def split_name(name: str, driver: str) -> tuple[str, str]:
+    """``parseQualifiedName``: ``dom/id`` → (dom, id); a bare id belongs to the driver's domain."""
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+def _attribute_value(kind: str, value: object) -> object:
+    if kind == "int":
+        if type(value) is not int:
+            raise ValueError(f"int attribute needs an int, got {value!r}")
+        return value
+    if kind == "bool":
+        if type(value) is not bool:
+            raise ValueError(f"bool attribute needs a bool, got {value!r}")
+        return value
+    if kind == "string":
+        if type(value) is not str:
+            raise ValueError(f"string attribute needs a str, got {value!r}")
+        return value
+    if kind == "version":
+        if type(value) is not str:
+            raise ValueError(f"version attribute needs a str, got {value!r}")
+        return parse_semver(value)
+    raise ValueError(f"unknown attribute kind {kind!r}")
+
+
+def make_device(
+    driver: str,
+    allow_multiple_allocations: bool,
+    attributes: Mapping[str, tuple[str | None, object]],
+    capacity: Mapping[str, Quantity],
+) -> CelDevice:
+    """Build the CEL view of one device (see module docstring for the Kubernetes rules)."""
+    attrs = DefaultMap()
+    error: str | None = None
+    for name, (kind, value) in attributes.items():
+        domain, ident = split_name(name, driver)
+        if kind is None:
+            error = error or f"attribute {name}: unsupported attribute value"
+            continue
+        try:
+            converted = _attribute_value(kind, value)
+        except SemverError as e:
+            error = error or f"attribute {name}: {e}"
+            continue
+        attrs.setdefault(domain, {})[ident] = converted
+    caps = DefaultMap()
+    for name, q in capacity.items():
+        domain, ident = split_name(name, driver)
+        caps.setdefault(domain, {})[ident] = q
+    return CelDevice(driver, bool(allow_multiple_allocations), attrs, caps, error)
