@@ -42,7 +42,7 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
     _BaseLoader = yaml.SafeLoader
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """Safe loader that keeps timestamps as strings, as Kubernetes' YAML→JSON step does."""
 
 

@@ -22,6 +22,8 @@ from app.k8s.quantity import Quantity, QuantityError, parse_quantity
 
 __all__ = [
     "DRA_API_VERSIONS",
+    "KIND_MODELS",
+    "DRAObject",
     "AdmissionReview",
     "AllocatedDeviceStatus",
     "AllocationResult",
@@ -466,7 +468,9 @@ class AdmissionReview(_Loose):
     request: AdmissionRequest | None = None
 
 
-KIND_MODELS: dict[str, type[_Model]] = {
+DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
+
+KIND_MODELS: dict[str, type[DeviceClass] | type[ResourceSlice] | type[ResourceClaim] | type[ResourceClaimTemplate]] = {
     "DeviceClass": DeviceClass,
     "ResourceSlice": ResourceSlice,
     "ResourceClaim": ResourceClaim,

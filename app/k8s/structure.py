@@ -22,7 +22,7 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from app.k8s.field import ErrorType, FieldError, Path
-from app.k8s.models import DRA_API_VERSIONS, KIND_MODELS
+from app.k8s.models import DRA_API_VERSIONS, KIND_MODELS, DRAObject
 
 __all__ = ["Structural", "apply_defaults", "decode_object", "loc_to_path"]
 
@@ -45,7 +45,7 @@ _TYPE_WORDS = {
 class Structural:
     """The typed object (or ``None`` when it could not be built) and what stood in the way."""
 
-    model: BaseModel | None
+    model: DRAObject | None
     unknown_fields: list[Path] = field(default_factory=list)
     type_errors: list[FieldError] = field(default_factory=list)
     api_version_error: str | None = None
@@ -168,7 +168,7 @@ def decode_object(kind: str, obj: dict[str, Any]) -> Structural:
             unknown_raw.append(raw)
             continue
         type_errors.append(_type_error(path, err))
-    model = None
+    model: DRAObject | None = None
     if not type_errors:
         cleaned = copy.deepcopy(data)
         for raw in unknown_raw:

@@ -1,0 +1,162 @@
+"""API-server-parity validation of DRA objects (Kubernetes 1.36), plus draguard's own lints.
+
+Public surface: :class:`ValidationContext`, :class:`ValidationResult`, :func:`validate` and
+:func:`validate_update`.  ``errors`` are exactly what kube-apiserver would reject (same field
+path, same cause type, same detail text where it is deterministic); ``notes`` are draguard's
+own findings — ``Lint*`` warnings and warnings where draguard cannot decide (the admin-access
+namespace label when the namespace is unknown) or that the API server itself would return.
+
+Why a context object: one rule (admin access) depends on the *namespace*, which is not part of
+the object.  In admission mode the API server has already checked it before calling a webhook;
+in lint mode the labels come from Namespace objects among the inputs, or are unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from app.k8s.field import FieldError, Path, forbidden
+from app.k8s.finding import Note, Severity
+from app.k8s.models import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from app.validation.deviceclass import validate_device_class, validate_device_class_update
+from app.validation.lints import lint_claim_spec, lint_resource_slice_spec
+from app.validation.resourceclaim import (
+    ADMIN_ACCESS_LABEL,
+    admin_access_paths,
+    validate_resource_claim,
+    validate_resource_claim_template,
+    validate_resource_claim_template_update,
+    validate_resource_claim_update,
+)
+from app.validation.resourceslice import validate_resource_slice, validate_resource_slice_update
+
+__all__ = [
+    "ADMIN_ACCESS_UNVERIFIED",
+    "API_SERVER_WARNING",
+    "DRAObject",
+    "ValidationContext",
+    "ValidationResult",
+    "validate",
+    "validate_update",
+]
+
+DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
+
+ADMIN_ACCESS_UNVERIFIED = "AdminAccessUnverified"
+API_SERVER_WARNING = "APIServerWarning"
+_ADMIN_MESSAGE = (
+    f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
+)
+
+
+@dataclass(frozen=True)
+class ValidationContext:
+    """What validation needs beyond the object itself."""
+
+    namespace_labels: Mapping[str, Mapping[str, str]] | None = None  # namespace -> labels; None = unknown
+    admission: bool = False  # webhook mode: the API server already checked the namespace label
+
+
+@dataclass
+class ValidationResult:
+    """``errors``: the API server's rejections (FieldValue*); ``notes``: draguard's own findings."""
+
+    errors: list[FieldError] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+
+def validate(obj: DRAObject, ctx: ValidationContext = ValidationContext()) -> ValidationResult:
+    """Validate an object as ``kubectl create`` would see it (after v1 defaulting)."""
+    result = ValidationResult()
+    if isinstance(obj, ResourceSlice):
+        result.errors = validate_resource_slice(obj)
+        result.notes = lint_resource_slice_spec(obj.spec, Path.root("spec")) + _driver_warnings(obj)
+    elif isinstance(obj, ResourceClaim):
+        admin_errors, admin_notes = _admin_access(obj, ctx)
+        result.errors = admin_errors + validate_resource_claim(obj)
+        result.notes = admin_notes + lint_claim_spec(obj.spec, Path.root("spec"))
+    elif isinstance(obj, ResourceClaimTemplate):
+        admin_errors, admin_notes = _admin_access(obj, ctx)
+        result.errors = admin_errors + validate_resource_claim_template(obj)
+        result.notes = admin_notes + lint_claim_spec(obj.spec.spec, Path.root("spec", "spec"))
+    elif isinstance(obj, DeviceClass):
+        result.errors = validate_device_class(obj)
+    return result
+
+
+def validate_update(
+    obj: DRAObject,
+    old: DRAObject,
+    ctx: ValidationContext = ValidationContext(),
+) -> ValidationResult:
+    """Validate an update: the update rules plus whatever Kubernetes re-validates for the kind.
+
+    ResourceSlice and DeviceClass are fully re-validated (unchanged parts are ratcheted);
+    ResourceClaim only gets metadata and immutability checks (its spec cannot change, and
+    admin access is not re-checked); ResourceClaimTemplate is re-validated *and* its spec is
+    immutable.  An ``old`` of another kind is ignored (plain create validation).
+    """
+    if type(obj) is not type(old):
+        return validate(obj, ctx)
+    result = ValidationResult()
+    if isinstance(obj, ResourceSlice) and isinstance(old, ResourceSlice):
+        result.errors = validate_resource_slice_update(obj, old)
+        result.notes = lint_resource_slice_spec(obj.spec, Path.root("spec")) + _driver_warnings(obj)
+    elif isinstance(obj, ResourceClaim) and isinstance(old, ResourceClaim):
+        result.errors = validate_resource_claim_update(obj, old)
+        result.notes = lint_claim_spec(obj.spec, Path.root("spec"))
+    elif isinstance(obj, ResourceClaimTemplate) and isinstance(old, ResourceClaimTemplate):
+        result.errors = validate_resource_claim_template_update(obj, old)
+        result.notes = lint_claim_spec(obj.spec.spec, Path.root("spec", "spec"))
+    elif isinstance(obj, DeviceClass) and isinstance(old, DeviceClass):
+        result.errors = validate_device_class_update(obj, old)
+    return result
+
+
+def _admin_access(
+    obj: ResourceClaim | ResourceClaimTemplate, ctx: ValidationContext
+) -> tuple[list[FieldError], list[Note]]:
+    """``AuthorizedForAdmin``: ``adminAccess: true`` needs the namespace label — decided only when known.
+
+    Admission: skipped (the API server checked it before calling the webhook).  Lint: with the
+    namespace's labels (from Namespace objects in the input) → the API server's Forbidden error;
+    without them → a warning that says what to check.
+    """
+    paths = admin_access_paths(obj)
+    if not paths or ctx.admission:
+        return [], []
+    namespace = obj.metadata.namespace or "default"
+    labels = ctx.namespace_labels.get(namespace) if ctx.namespace_labels is not None else None
+    if labels is None:
+        notes = [
+            Note(
+                reason=ADMIN_ACCESS_UNVERIFIED,
+                message=(
+                    f"adminAccess is requested; the API server rejects this unless namespace {namespace!r} has "
+                    f'the label `{ADMIN_ACCESS_LABEL}: "true"` — not checked, the Namespace was not among the inputs'
+                ),
+                path=p,
+                severity=Severity.WARNING,
+            )
+            for p in paths
+        ]
+        return [], notes
+    if labels.get(ADMIN_ACCESS_LABEL) == "true":
+        return [], []
+    return [forbidden(p, _ADMIN_MESSAGE) for p in paths], []
+
+
+def _driver_warnings(obj: ResourceSlice) -> list[Note]:
+    """The API server's own warning (not an error) for upper-case driver names."""
+    driver = obj.spec.driver
+    if driver != driver.lower():
+        return [
+            Note(
+                reason=API_SERVER_WARNING,
+                message=f'driver names should be lowercase; "{driver}" contains uppercase characters',
+                path=Path.root("spec", "driver"),
+                severity=Severity.WARNING,
+            )
+        ]
+    return []

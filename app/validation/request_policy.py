@@ -1,0 +1,166 @@
+"""Consumable-capacity ``requestPolicy`` rules of a ResourceSlice device (KEP-5075, Kubernetes 1.36).
+
+Why a module of its own: these are the rules draguard exists for, and they have quirks that must
+be reproduced exactly rather than "fixed" (reference note §2.1 rows 1-23, decided by the 1.36
+conformance sample):
+
+* "default is less than min" / "default is more than max" are reported on ``validRange.min`` /
+  ``validRange.max``, not on ``default``;
+* duplicate ``validValues`` and the step arithmetic use ``Quantity.Value()`` — whole units,
+  rounded away from zero — so ``100m`` and ``200m`` are duplicates and a ``500m`` step acts as 1;
+* more than 10 ``validValues`` short-circuits the per-option checks, so the default is then
+  always reported as "not valid" as well;
+* ``step`` ≤ 0 makes the 1.36 API server divide by zero (an internal error, the object can never
+  be created).  draguard reports it as ``must be greater than zero`` (newer Kubernetes' wording)
+  and skips the step-multiple checks.
+
+Every message is byte-for-byte the API server's.
+"""
+
+from __future__ import annotations
+
+from app.k8s.field import FieldError, Path, forbidden, invalid, required
+from app.k8s.models import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
+from app.k8s.quantity import Quantity
+from app.validation.helpers import go_int64, go_value, validate_set
+
+__all__ = [
+    "CAPACITY_REQUEST_POLICY_MAX_OPTIONS",
+    "validate_multi_allocatable_capacity",
+    "validate_request_policy",
+    "validate_single_allocatable_capacity",
+]
+
+CAPACITY_REQUEST_POLICY_MAX_OPTIONS = 10  # resource.CapacityRequestPolicyDiscreteMaxOptions
+_INT64_MAX = 2**63 - 1
+
+
+def validate_single_allocatable_capacity(capacity: DeviceCapacity, path: Path) -> list[FieldError]:
+    """A device without ``allowMultipleAllocations: true`` cannot be shared, so a policy is forbidden."""
+    if capacity.request_policy is not None:
+        return [forbidden(path.child("requestPolicy"), "allowMultipleAllocations must be true")]
+    return []
+
+
+def validate_multi_allocatable_capacity(capacity: DeviceCapacity, path: Path) -> list[FieldError]:
+    """``validateMultiAllocatableDeviceCapacity``: only the policy is checked; any value is fine."""
+    if capacity.request_policy is None:
+        return []
+    # ``value`` is a non-pointer Quantity in Go: a missing value is zero there too.
+    value = capacity.value if capacity.value is not None else Quantity(0)
+    return validate_request_policy(value, capacity.request_policy, path.child("requestPolicy"))
+
+
+def validate_request_policy(
+    capacity: Quantity, policy: CapacityRequestPolicy, path: Path
+) -> list[FieldError]:
+    """``validateRequestPolicy``: at most one of validValues/validRange, then that one's rules.
+
+    A policy with only ``default`` (or nothing) is accepted without any check.
+    """
+    if policy.valid_values and policy.valid_range is not None:
+        return [
+            forbidden(
+                path,
+                'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time',
+            )
+        ]
+    if policy.valid_values:
+        if policy.default is None:
+            return [required(path.child("default"), "required when validValues is defined")]
+        return _validate_valid_values(
+            policy.default, capacity, policy.valid_values, path.child("validValues")
+        )
+    if policy.valid_range is not None:
+        if policy.default is None:
+            return [required(path.child("default"), "required when validRange is defined")]
+        return _validate_range(policy.default, capacity, policy.valid_range, path.child("validRange"))
+    return []
+
+
+def _quantity_key(q: Quantity) -> int:
+    """``quantityKeyInt``: duplicates are detected on the Go ``Value()`` (whole units, rounded up)."""
+    return go_value(q)
+
+
+def _validate_valid_values(
+    default: Quantity, capacity: Quantity, values: list[Quantity], path: Path
+) -> list[FieldError]:
+    """``validateRequestPolicyValidValues``: sorted, ≤ 10, ≤ capacity, unique by Value(), has default."""
+    errs: list[FieldError] = []
+    for i in range(len(values) - 1):
+        if values[i].cmp(values[i + 1]) > 0:
+            errs.append(
+                invalid(path.index(i + 1), str(values[i + 1]), "values must be sorted in ascending order")
+            )
+
+    found_default = False
+
+    def check_option(option: Quantity, option_path: Path) -> list[FieldError]:
+        nonlocal found_default
+        out: list[FieldError] = []
+        if option.cmp(capacity) > 0:
+            out.append(invalid(option_path, str(option), f"option is larger than capacity value: {capacity}"))
+        if option.cmp(default) == 0:
+            found_default = True
+        return out
+
+    errs.extend(
+        validate_set(
+            values, CAPACITY_REQUEST_POLICY_MAX_OPTIONS, check_option, _quantity_key, path, render_key=str
+        )
+    )
+    if not found_default:
+        errs.append(invalid(path, str(default), "default value is not valid according to the requestPolicy"))
+    return errs
+
+
+def _validate_range(
+    default: Quantity, capacity: Quantity, rng: CapacityRequestPolicyRange, path: Path
+) -> list[FieldError]:
+    """``validateRequestPolicyRange`` with Kubernetes 1.36 paths (default errors on min/max)."""
+    if rng.min is None:
+        return [required(path.child("min"), "required when validRange is defined")]
+    lo = rng.min
+    errs: list[FieldError] = []
+    if lo.cmp(capacity) > 0:
+        errs.append(invalid(path.child("min"), str(lo), f"min is larger than capacity value: {capacity}"))
+    if default.cmp(lo) < 0:
+        errs.append(invalid(path.child("min"), str(default), f"default is less than min: {lo}"))
+    if rng.max is not None:
+        hi = rng.max
+        if lo.cmp(hi) > 0:
+            errs.append(invalid(path.child("max"), str(lo), f"min is larger than max: {hi}"))
+        if hi.cmp(capacity) > 0:
+            errs.append(invalid(path.child("max"), str(hi), f"max is larger than capacity value: {capacity}"))
+        if default.cmp(hi) > 0:
+            errs.append(invalid(path.child("max"), str(default), f"default is more than max: {hi}"))
+    if rng.step is None:
+        return errs
+    step = rng.step
+    step_path = path.child("step")
+    if step.sign() <= 0:
+        # 1.36 divides by zero (step 0) or accepts nonsense (negative); newer releases say this.
+        errs.append(invalid(step_path, str(step), "must be greater than zero"))
+        return errs
+    added = lo.add(step)
+    if added.cmp(capacity) > 0:
+        errs.append(
+            invalid(step_path, str(step), f"one step {added} is larger than capacity value: {capacity}")
+        )
+    if go_value(step) == 0:
+        # A positive step beyond int64 whose low 64 bits are zero: 1.36 would divide by zero.
+        errs.append(invalid(step_path, str(step), f"must not be larger than {_INT64_MAX}"))
+        return errs
+    errs.extend(_validate_step_multiple(default, lo, step, step_path))
+    if rng.max is not None:
+        errs.extend(_validate_step_multiple(rng.max, lo, step, step_path))
+    return errs
+
+
+def _validate_step_multiple(value: Quantity, lo: Quantity, step: Quantity, path: Path) -> list[FieldError]:
+    """``validateRequestPolicyRangeStep`` on whole units (int64 ``Value()``, Go wrap-around)."""
+    diff = go_int64(go_value(value) - go_value(lo))
+    if diff % go_value(step) != 0:
+        return [invalid(path, str(value), f"value is not a multiple of a given step ({step}) from ({lo})")]
+    return []

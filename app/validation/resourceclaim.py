@@ -1,0 +1,504 @@
+"""ResourceClaim and ResourceClaimTemplate validation (Kubernetes 1.36).
+
+Why one module for both kinds: a template's ``spec.spec`` *is* a claim spec, validated by the
+same code with the prefix ``spec.spec.``.  Covered here: requests (exactly / firstAvailable),
+device class names, CEL selectors, allocation mode and count, tolerations, constraints (with the
+1.36 "exactly one of matchAttribute or distinctAttribute" rule), opaque config, the claim status
+(allocation results, ``shareID`` UUIDs, ``status.devices``), and the update rules (the spec is
+immutable).  ``capacity.requests`` is deliberately *not* validated: Kubernetes 1.36 accepts any
+key and any amount there (draguard's lints speak about it instead).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+
+from app.k8s.field import FieldError, Path, forbidden, invalid, not_supported, required, too_long, too_many
+from app.k8s.models import (
+    AllocatedDeviceStatus,
+    AllocationResult,
+    DeviceAllocationConfiguration,
+    DeviceClaim,
+    DeviceClaimConfiguration,
+    DeviceConstraint,
+    DeviceRequest,
+    DeviceRequestAllocationResult,
+    DeviceSubRequest,
+    ExactDeviceRequest,
+    NetworkDeviceData,
+    ResourceClaim,
+    ResourceClaimConsumerReference,
+    ResourceClaimSpec,
+    ResourceClaimStatus,
+    ResourceClaimTemplate,
+)
+from app.validation.config import validate_device_configuration, validate_raw_extension
+from app.validation.helpers import blen, validate_set, validate_slice
+from app.validation.meta import (
+    validate_object_meta,
+    validate_object_meta_update,
+    validate_template_object_meta,
+)
+from app.validation.names import (
+    validate_dns1123_label,
+    validate_dns1123_subdomain,
+    validate_driver_name,
+    validate_fully_qualified_name,
+    validate_pool_name,
+    validate_uid,
+)
+from app.validation.nodeselector import validate_node_selector
+from app.validation.selectors import validate_selectors
+from app.validation.taints import validate_binding_parameters, validate_device_toleration
+
+__all__ = [
+    "ADMIN_ACCESS_LABEL",
+    "admin_access_paths",
+    "validate_claim_spec",
+    "validate_claim_status",
+    "validate_resource_claim",
+    "validate_resource_claim_template",
+    "validate_resource_claim_template_update",
+    "validate_resource_claim_update",
+]
+
+DEVICE_REQUESTS_MAX_SIZE = 32  # = AllocationResultsMaxSize
+DEVICE_CONSTRAINTS_MAX_SIZE = 32
+DEVICE_CONFIG_MAX_SIZE = 32
+FIRST_AVAILABLE_MAX_SIZE = 8
+RESERVED_FOR_MAX_SIZE = 256
+ALLOCATED_DEVICE_STATUS_MAX_CONDITIONS = 8
+ALLOCATED_DEVICE_STATUS_DATA_MAX_LENGTH = 10 * 1024
+NETWORK_DEVICE_DATA_MAX_IPS = 16
+NETWORK_INTERFACE_NAME_MAX_LENGTH = 256
+NETWORK_HARDWARE_ADDRESS_MAX_LENGTH = 128
+ALLOCATION_MODES = ("All", "ExactCount")
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+
+_REQUEST_REF = (
+    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+)
+
+# request name -> sub-request names (None: a request with `exactly`)
+RequestNames = Mapping[str, frozenset[str] | None]
+
+
+# ---------------------------------------------------------------------------- objects
+def validate_resource_claim(obj: ResourceClaim) -> list[FieldError]:
+    """``ValidateResourceClaim`` (+ the status, checked as a status update from an empty one would be)."""
+    errs = validate_object_meta(obj.metadata, namespaced=True)
+    errs.extend(validate_claim_spec(obj.spec, Path.root("spec")))
+    if obj.status is not None:
+        errs.extend(validate_claim_status(obj.status, None, obj.spec, Path.root("status")))
+    return errs
+
+
+def validate_resource_claim_update(obj: ResourceClaim, old: ResourceClaim) -> list[FieldError]:
+    """``ValidateResourceClaimUpdate``: metadata, then only immutability — the spec cannot change,
+    so re-validating it would only repeat errors the user cannot act on.  A changed status is
+    checked like a status update (an allocation, once set, is immutable)."""
+    errs = validate_object_meta(obj.metadata, namespaced=True)
+    errs.extend(validate_object_meta_update(obj.metadata, old.metadata))
+    if obj.spec != old.spec:
+        errs.append(invalid(Path.root("spec"), _dump(obj.spec), "field is immutable"))
+    if obj.status is not None and obj.status != old.status:
+        errs.extend(validate_claim_status(obj.status, old.status, obj.spec, Path.root("status")))
+    return errs
+
+
+def validate_resource_claim_template(obj: ResourceClaimTemplate) -> list[FieldError]:
+    """``ValidateResourceClaimTemplate``: metadata, ``spec.metadata`` (labels/annotations only), ``spec.spec``."""
+    errs = validate_object_meta(obj.metadata, namespaced=True)
+    spec_path = Path.root("spec")
+    if obj.spec.metadata is not None:
+        errs.extend(validate_template_object_meta(obj.spec.metadata, spec_path.child("metadata")))
+    errs.extend(validate_claim_spec(obj.spec.spec, spec_path.child("spec")))
+    return errs
+
+
+def validate_resource_claim_template_update(
+    obj: ResourceClaimTemplate, old: ResourceClaimTemplate
+) -> list[FieldError]:
+    """The template strategy re-runs full validation, then the update rules (spec immutable)."""
+    errs = validate_resource_claim_template(obj)
+    errs.extend(validate_object_meta_update(obj.metadata, old.metadata))
+    if obj.spec != old.spec:
+        errs.append(invalid(Path.root("spec"), _dump(obj.spec), "field is immutable"))
+    return errs
+
+
+def _dump(model: Any) -> Any:
+    return model.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+
+
+# ---------------------------------------------------------------------------- admin access
+def admin_access_paths(obj: ResourceClaim | ResourceClaimTemplate) -> list[Path]:
+    """Where the API server reports missing admin-access permission (at most one spec path).
+
+    Upstream (``AuthorizedForAdmin``) stops at the first ``exactly.adminAccess: true`` and uses
+    the path ``spec.devices.requests[i].adminAccess`` — without ``exactly`` and, for templates,
+    without the ``spec.spec`` prefix.  A claim's status gets the analogous check on
+    ``status.allocation.devices.results[i].adminAccess``.
+    """
+    spec = obj.spec if isinstance(obj, ResourceClaim) else obj.spec.spec
+    paths: list[Path] = []
+    for i, request in enumerate(spec.devices.requests):
+        if request.exactly is not None and request.exactly.admin_access:
+            paths.append(Path.root("spec", "devices", "requests").index(i).child("adminAccess"))
+            break
+    if isinstance(obj, ResourceClaim) and obj.status is not None and obj.status.allocation is not None:
+        for i, result in enumerate(obj.status.allocation.devices.results):
+            if result.admin_access:
+                paths.append(
+                    Path.root("status", "allocation", "devices", "results").index(i).child("adminAccess")
+                )
+                break
+    return paths
+
+
+# ---------------------------------------------------------------------------- spec
+def _gather_request_names(claim: DeviceClaim) -> dict[str, frozenset[str] | None]:
+    names: dict[str, frozenset[str] | None] = {}
+    for request in claim.requests:
+        if not request.first_available:
+            names[request.name] = None
+        else:
+            names[request.name] = frozenset(sub.name for sub in request.first_available)
+    return names
+
+
+def _has_request(names: RequestNames, ref: str) -> bool:
+    segments = ref.split("/")
+    if len(segments) > 2 or segments[0] not in names:
+        return False
+    if len(segments) == 1:
+        return True
+    subs = names[segments[0]]
+    return subs is not None and segments[1] in subs
+
+
+def validate_claim_spec(spec: ResourceClaimSpec, path: Path) -> list[FieldError]:
+    """``validateResourceClaimSpec`` → ``validateDeviceClaim``: requests, constraints, config."""
+    claim = spec.devices
+    devices_path = path.child("devices")
+    names = _gather_request_names(claim)
+    errs = validate_set(
+        claim.requests,
+        DEVICE_REQUESTS_MAX_SIZE,
+        _validate_request,
+        lambda r: r.name,
+        devices_path.child("requests"),
+    )
+    errs.extend(
+        validate_slice(
+            claim.constraints,
+            DEVICE_CONSTRAINTS_MAX_SIZE,
+            lambda c, p: _validate_constraint(c, p, names),
+            devices_path.child("constraints"),
+        )
+    )
+    errs.extend(
+        validate_slice(
+            claim.config,
+            DEVICE_CONFIG_MAX_SIZE,
+            lambda c, p: _validate_claim_config(c, p, names),
+            devices_path.child("config"),
+        )
+    )
+    return errs
+
+
+def _validate_request(request: DeviceRequest, path: Path) -> list[FieldError]:
+    """``validateDeviceRequest``: a DNS-label name and exactly one of ``exactly`` / ``firstAvailable``."""
+    errs = validate_dns1123_label(request.name, path.child("name"))
+    has_first = bool(request.first_available)
+    has_exactly = request.exactly is not None
+    if not has_first and not has_exactly:
+        errs.append(required(path, "exactly one of `exactly` or `firstAvailable` is required"))
+    elif has_first and has_exactly:
+        errs.append(
+            invalid(
+                path,
+                None,
+                "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set",
+            )
+        )
+    elif has_first:
+        errs.extend(
+            validate_set(
+                request.first_available,
+                FIRST_AVAILABLE_MAX_SIZE,
+                _validate_sub_request,
+                lambda s: s.name,
+                path.child("firstAvailable"),
+            )
+        )
+    elif request.exactly is not None:
+        errs.extend(_validate_exact_request(request.exactly, path.child("exactly")))
+    return errs
+
+
+def _validate_exact_request(request: ExactDeviceRequest, path: Path) -> list[FieldError]:
+    """``validateExactDeviceRequest`` (``capacity`` and ``adminAccess`` are not validated here)."""
+    errs = _validate_device_class_name(request.device_class_name, path.child("deviceClassName"))
+    errs.extend(validate_selectors(request.selectors, path.child("selectors")))
+    errs.extend(_validate_allocation_mode(request.allocation_mode, request.count, path))
+    for i, toleration in enumerate(request.tolerations):
+        errs.extend(validate_device_toleration(toleration, path.child("tolerations").index(i)))
+    return errs
+
+
+def _validate_sub_request(sub: DeviceSubRequest, path: Path) -> list[FieldError]:
+    """``validateDeviceSubRequest``: the exact-request rules plus a DNS-label name."""
+    errs = validate_dns1123_label(sub.name, path.child("name"))
+    errs.extend(_validate_device_class_name(sub.device_class_name, path.child("deviceClassName")))
+    errs.extend(validate_selectors(sub.selectors, path.child("selectors")))
+    errs.extend(_validate_allocation_mode(sub.allocation_mode, sub.count, path))
+    for i, toleration in enumerate(sub.tolerations):
+        errs.extend(validate_device_toleration(toleration, path.child("tolerations").index(i)))
+    return errs
+
+
+def _validate_device_class_name(name: str, path: Path) -> list[FieldError]:
+    """``validateDeviceClass``: required, a DNS subdomain."""
+    if not name:
+        return [required(path)]
+    return validate_dns1123_subdomain(name, path)
+
+
+def _validate_allocation_mode(mode: str, count: int, path: Path) -> list[FieldError]:
+    """``validateDeviceAllocationMode`` (after defaulting: "" → ExactCount, count 0 → 1)."""
+    if mode == "All":
+        if count != 0:
+            return [invalid(path.child("count"), count, "must not be specified when allocationMode is 'All'")]
+        return []
+    if mode == "ExactCount":
+        if count <= 0:
+            return [invalid(path.child("count"), count, "must be greater than zero")]
+        return []
+    return [not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES)]
+
+
+def _validate_request_ref(ref: str, path: Path, names: RequestNames) -> list[FieldError]:
+    """``validateRequestNameRef``: ``req`` or ``req/sub`` naming a request of this claim."""
+    segments = ref.split("/")
+    if len(segments) > 2:
+        return [invalid(path, ref, _REQUEST_REF)]
+    errs: list[FieldError] = []
+    for segment in segments:
+        errs.extend(validate_dns1123_label(segment, path))
+    if not _has_request(names, ref):
+        errs.append(invalid(path, ref, _REQUEST_REF))
+    return errs
+
+
+def _validate_request_refs(refs: list[str], path: Path, names: RequestNames) -> list[FieldError]:
+    return validate_set(
+        refs, DEVICE_REQUESTS_MAX_SIZE, lambda r, p: _validate_request_ref(r, p, names), lambda r: r, path
+    )
+
+
+def _validate_constraint(constraint: DeviceConstraint, path: Path, names: RequestNames) -> list[FieldError]:
+    """``validateDeviceConstraint``: references, then ``matchAttribute`` *or else* ``distinctAttribute``.
+
+    With both set only ``matchAttribute`` is validated and nothing is reported (upstream's
+    if/else-if chain); with neither, the message says "multiple fields are set" — upstream's text.
+    """
+    errs = _validate_request_refs(constraint.requests, path.child("requests"), names)
+    if constraint.match_attribute is not None:
+        errs.extend(validate_fully_qualified_name(constraint.match_attribute, path.child("matchAttribute")))
+    elif constraint.distinct_attribute is not None:
+        errs.extend(
+            validate_fully_qualified_name(constraint.distinct_attribute, path.child("distinctAttribute"))
+        )
+    else:
+        errs.append(
+            required(
+                path,
+                'exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set',
+            )
+        )
+    return errs
+
+
+def _validate_claim_config(
+    config: DeviceClaimConfiguration, path: Path, names: RequestNames
+) -> list[FieldError]:
+    """``validateDeviceClaimConfiguration``: references and opaque configuration."""
+    errs = _validate_request_refs(config.requests, path.child("requests"), names)
+    errs.extend(validate_device_configuration(config.opaque, path, stored=False))
+    return errs
+
+
+# ---------------------------------------------------------------------------- status
+def _shared_device_id(driver: str, pool: str, device: str, share_id: str | None) -> tuple[str, str, str, str]:
+    return (driver, pool, device, share_id or "")
+
+
+def _render_shared_device_id(key: tuple[str, str, str, str]) -> dict[str, str]:
+    return {"Driver": key[0], "Pool": key[1], "Device": key[2], "ShareID": key[3]}
+
+
+def validate_claim_status(
+    status: ResourceClaimStatus, old: ResourceClaimStatus | None, spec: ResourceClaimSpec, path: Path
+) -> list[FieldError]:
+    """``validateResourceClaimStatusUpdate``: reservedFor, status.devices, then the allocation.
+
+    ``status.devices`` entries must name an allocated device — with ``shareID`` part of the
+    identity, so an entry without ``shareID`` does not match a shared allocation.
+    """
+    names = _gather_request_names(spec.devices)
+    errs = validate_set(
+        status.reserved_for,
+        RESERVED_FOR_MAX_SIZE,
+        _validate_consumer_ref,
+        lambda r: r.uid,
+        path.child("reservedFor"),
+    )
+    allocated: set[tuple[str, str, str, str]] = set()
+    if status.allocation is not None:
+        allocated = {
+            _shared_device_id(r.driver, r.pool, r.device, r.share_id)
+            for r in status.allocation.devices.results
+        }
+    errs.extend(
+        validate_set(
+            status.devices,
+            -1,
+            lambda d, p: _validate_device_status(d, p, allocated),
+            lambda d: _shared_device_id(d.driver, d.pool, d.device, d.share_id),
+            path.child("devices"),
+            render_key=_render_shared_device_id,
+        )
+    )
+    if status.reserved_for and status.allocation is None:
+        errs.append(forbidden(path.child("reservedFor"), "may not be specified when `allocated` is not set"))
+    old_allocation = old.allocation if old is not None else None
+    if old_allocation is not None and status.allocation is not None:
+        if old_allocation != status.allocation:
+            errs.append(invalid(path.child("allocation"), _dump(status.allocation), "field is immutable"))
+    elif status.allocation is not None:
+        errs.extend(_validate_allocation(status.allocation, path.child("allocation"), names))
+    return errs
+
+
+def _validate_consumer_ref(ref: ResourceClaimConsumerReference, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if not ref.resource:
+        errs.append(required(path.child("resource")))
+    if not ref.name:
+        errs.append(required(path.child("name")))
+    if not ref.uid:
+        errs.append(required(path.child("uid")))
+    return errs
+
+
+def _validate_allocation(allocation: AllocationResult, path: Path, names: RequestNames) -> list[FieldError]:
+    """``validateAllocationResult``: results (≤ 32), config (≤ 64: class + claim), node selector."""
+    devices_path = path.child("devices")
+    errs = validate_slice(
+        allocation.devices.results,
+        DEVICE_REQUESTS_MAX_SIZE,
+        lambda r, p: _validate_allocation_result(r, p, names),
+        devices_path.child("results"),
+    )
+    errs.extend(
+        validate_slice(
+            allocation.devices.config,
+            2 * DEVICE_CONFIG_MAX_SIZE,
+            lambda c, p: _validate_allocation_config(c, p, names),
+            devices_path.child("config"),
+        )
+    )
+    if allocation.node_selector is not None:
+        errs.extend(validate_node_selector(allocation.node_selector, path.child("nodeSelector")))
+    return errs
+
+
+def _validate_allocation_result(
+    result: DeviceRequestAllocationResult, path: Path, names: RequestNames
+) -> list[FieldError]:
+    """``validateDeviceRequestAllocationResult`` (``consumedCapacity`` is not validated upstream)."""
+    errs = _validate_request_ref(result.request, path.child("request"), names)
+    errs.extend(validate_driver_name(result.driver, path.child("driver")))
+    errs.extend(validate_pool_name(result.pool, path.child("pool")))
+    errs.extend(validate_dns1123_label(result.device, path.child("device")))
+    errs.extend(
+        validate_binding_parameters(result.binding_conditions, result.binding_failure_conditions, path)
+    )
+    for i, toleration in enumerate(result.tolerations):
+        errs.extend(validate_device_toleration(toleration, path.child("tolerations").index(i)))
+    if result.share_id is not None:
+        errs.extend(validate_uid(result.share_id, path.child("shareID")))
+    return errs
+
+
+def _validate_allocation_config(
+    config: DeviceAllocationConfiguration, path: Path, names: RequestNames
+) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if not config.source:
+        errs.append(required(path.child("source")))
+    elif config.source not in ("FromClaim", "FromClass"):
+        errs.append(not_supported(path.child("source"), config.source, ("FromClaim", "FromClass")))
+    errs.extend(_validate_request_refs(config.requests, path.child("requests"), names))
+    errs.extend(validate_device_configuration(config.opaque, path, stored=False))
+    return errs
+
+
+def _validate_device_status(
+    device: AllocatedDeviceStatus, path: Path, allocated: set[tuple[str, str, str, str]]
+) -> list[FieldError]:
+    """``validateDeviceStatus``: names, shareID, membership in the allocation, conditions, data."""
+    errs = validate_driver_name(device.driver, path.child("driver"))
+    errs.extend(validate_pool_name(device.pool, path.child("pool")))
+    errs.extend(validate_dns1123_label(device.device, path.child("device")))
+    if device.share_id is not None:
+        errs.extend(validate_uid(device.share_id, path.child("shareID")))
+    key = _shared_device_id(device.driver, device.pool, device.device, device.share_id)
+    if key not in allocated:
+        errs.append(invalid(path, _render_shared_device_id(key), "must be an allocated device in the claim"))
+    if len(device.conditions) > ALLOCATED_DEVICE_STATUS_MAX_CONDITIONS:
+        errs.append(
+            too_many(path.child("conditions"), len(device.conditions), ALLOCATED_DEVICE_STATUS_MAX_CONDITIONS)
+        )
+    if device.data is not None:
+        errs.extend(
+            validate_raw_extension(
+                device.data, path.child("data"), False, ALLOCATED_DEVICE_STATUS_DATA_MAX_LENGTH
+            )
+        )
+    if device.network_data is not None:
+        errs.extend(_validate_network_data(device.network_data, path.child("networkData")))
+    return errs
+
+
+def _validate_network_data(data: NetworkDeviceData, path: Path) -> list[FieldError]:
+    """``validateNetworkDeviceData``: length limits and unique interface addresses in CIDR form."""
+    errs: list[FieldError] = []
+    if blen(data.interface_name) > NETWORK_INTERFACE_NAME_MAX_LENGTH:
+        errs.append(too_long(path.child("interfaceName"), NETWORK_INTERFACE_NAME_MAX_LENGTH))
+    if blen(data.hardware_address) > NETWORK_HARDWARE_ADDRESS_MAX_LENGTH:
+        errs.append(too_long(path.child("hardwareAddress"), NETWORK_HARDWARE_ADDRESS_MAX_LENGTH))
+
+    def check_ip(address: str, p: Path) -> list[FieldError]:
+        try:
+            ipaddress.ip_interface(address)
+        except ValueError:
+            return [
+                invalid(
+                    p, address, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)"
+                )
+            ]
+        if "/" not in address:
+            return [
+                invalid(
+                    p, address, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)"
+                )
+            ]
+        return []
+
+    errs.extend(validate_set(data.ips, NETWORK_DEVICE_DATA_MAX_IPS, check_ip, lambda a: a, path.child("ips")))
+    return errs

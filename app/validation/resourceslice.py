@@ -1,0 +1,409 @@
+"""ResourceSlice validation (``ValidateResourceSlice`` / ``ValidateResourceSliceUpdate``, Kubernetes 1.36).
+
+Why each rule exists is in the docstrings; the order of checks follows upstream so the error list
+reads the same as the API server's: driver, pool, (update: immutability), node selection,
+sharedCounters-vs-devices, devices, sharedCounters.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.k8s.field import FieldError, Path, invalid, required, too_long
+from app.k8s.models import (
+    Counter,
+    CounterSet,
+    Device,
+    DeviceAttribute,
+    DeviceCounterConsumption,
+    ResourcePool,
+    ResourceSlice,
+    ResourceSliceSpec,
+)
+from app.validation.helpers import blen, validate_map, validate_set, validate_slice
+from app.validation.meta import validate_object_meta, validate_object_meta_update
+from app.validation.names import (
+    DNS1123_LABEL_MAX_LENGTH,
+    validate_dns1123_label,
+    validate_driver_name,
+    validate_node_name,
+    validate_pool_name,
+    validate_qualified_name,
+)
+from app.validation.nodeselector import validate_node_selector
+from app.validation.request_policy import (
+    validate_multi_allocatable_capacity,
+    validate_single_allocatable_capacity,
+)
+from app.validation.taints import DEVICE_TAINTS_MAX_LENGTH, validate_binding_parameters, validate_device_taint
+
+__all__ = [
+    "RESOURCE_SLICE_MAX_DEVICES",
+    "RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS_OR_COUNTERS",
+    "validate_resource_slice",
+    "validate_resource_slice_spec",
+    "validate_resource_slice_update",
+]
+
+RESOURCE_SLICE_MAX_DEVICES = 128
+RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS_OR_COUNTERS = 64
+MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
+DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64
+MAX_COUNTER_SETS = 8
+MAX_COUNTERS_PER_COUNTER_SET = 32
+MAX_COUNTER_CONSUMPTIONS_PER_DEVICE = 2
+MAX_COUNTERS_PER_CONSUMPTION = 32
+# attribute/capacity keys are shortened in paths beyond DeviceMaxDomainLength + 1 + DeviceMaxIDLength
+_ATTRIBUTE_KEY_TRUNCATE = 63 + 1 + 32
+
+_SEMVER_RE_NUM = r"(0|[1-9]\d*)"
+_SEMVER_RE_PRE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+_SEMVER_RE_BUILD = r"[0-9a-zA-Z-]+"
+
+
+def _semver_re() -> str:
+    return (
+        "^"
+        + _SEMVER_RE_NUM
+        + r"\."
+        + _SEMVER_RE_NUM
+        + r"\."
+        + _SEMVER_RE_NUM
+        + "(-"
+        + _SEMVER_RE_PRE
+        + r"(\."
+        + _SEMVER_RE_PRE
+        + ")*)?"
+        + r"(\+"
+        + _SEMVER_RE_BUILD
+        + r"(\."
+        + _SEMVER_RE_BUILD
+        + ")*)?"
+        + r"\Z"
+    )
+
+
+_SEMVER = re.compile(_semver_re())
+
+
+def validate_resource_slice(obj: ResourceSlice) -> list[FieldError]:
+    """``ValidateResourceSlice``: metadata (cluster-scoped, DNS-subdomain name) and spec."""
+    errs = validate_object_meta(obj.metadata, namespaced=False)
+    errs.extend(validate_resource_slice_spec(obj.spec, None, Path.root("spec")))
+    return errs
+
+
+def validate_resource_slice_update(obj: ResourceSlice, old: ResourceSlice) -> list[FieldError]:
+    """``ValidateResourceSliceUpdate``: metadata update rules, then the spec re-validated against the old one.
+
+    Unchanged capacities and taints of a device are not re-validated (ratcheting), exactly as
+    upstream does, so a slice stored under older rules can still be updated.
+    """
+    errs = validate_object_meta_update(obj.metadata, old.metadata)
+    errs.extend(validate_resource_slice_spec(obj.spec, old.spec, Path.root("spec")))
+    return errs
+
+
+def validate_resource_slice_spec(
+    spec: ResourceSliceSpec, old: ResourceSliceSpec | None, path: Path
+) -> list[FieldError]:
+    """``validateResourceSliceSpec``."""
+    errs = validate_driver_name(spec.driver, path.child("driver"))
+    errs.extend(_validate_pool(spec.pool, path.child("pool")))
+    if old is not None:
+        if spec.pool.name != old.pool.name:
+            errs.append(invalid(path.child("pool", "name"), spec.pool.name, "field is immutable"))
+        if spec.driver != old.driver:
+            errs.append(invalid(path.child("driver"), spec.driver, "field is immutable"))
+        if spec.node_name != old.node_name:
+            errs.append(invalid(path.child("nodeName"), spec.node_name, "field is immutable"))
+    errs.extend(_validate_node_selection(spec, path))
+    if spec.shared_counters and spec.devices:
+        errs.append(invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
+
+    max_devices = RESOURCE_SLICE_MAX_DEVICES
+    if any(d.taints or d.consumes_counters for d in spec.devices):
+        max_devices = RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS_OR_COUNTERS
+    old_devices = {d.name: d for d in old.devices} if old is not None else {}
+    per_device = bool(spec.per_device_node_selection)
+    errs.extend(
+        validate_set(
+            spec.devices,
+            max_devices,
+            lambda d, p: _validate_device(d, old_devices.get(d.name), p, per_device),
+            lambda d: d.name,
+            path.child("devices"),
+        )
+    )
+    errs.extend(
+        validate_set(
+            spec.shared_counters,
+            MAX_COUNTER_SETS,
+            _validate_counter_set,
+            lambda c: c.name,
+            path.child("sharedCounters"),
+        )
+    )
+    return errs
+
+
+def _validate_pool(pool: ResourcePool, path: Path) -> list[FieldError]:
+    """``validateResourcePool``: a pool name, a positive slice count, a non-negative generation."""
+    errs = validate_pool_name(pool.name, path.child("name"))
+    if pool.resource_slice_count <= 0:
+        errs.append(
+            invalid(path.child("resourceSliceCount"), pool.resource_slice_count, "must be greater than zero")
+        )
+    if pool.generation < 0:
+        errs.append(
+            invalid(path.child("generation"), pool.generation, "must be greater than or equal to zero")
+        )
+    return errs
+
+
+_NODE_SELECTION = (
+    "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+)
+
+
+def _validate_node_selection(spec: ResourceSliceSpec, path: Path) -> list[FieldError]:
+    """Exactly one way of saying which nodes can reach the devices; ``""``/``false`` are not "unset"."""
+    errs: list[FieldError] = []
+    set_fields: list[str] = []
+    if spec.node_name is not None:
+        if spec.node_name:
+            set_fields.append("`nodeName`")
+            errs.extend(validate_node_name(spec.node_name, path.child("nodeName")))
+        else:
+            errs.append(
+                invalid(path.child("nodeName"), "", "must be either unset or set to a non-empty string")
+            )
+    if spec.node_selector is not None:
+        set_fields.append("`nodeSelector`")
+        errs.extend(validate_node_selector(spec.node_selector, path.child("nodeSelector")))
+        terms = spec.node_selector.node_selector_terms
+        if len(terms) != 1:
+            errs.append(
+                invalid(
+                    path.child("nodeSelector", "nodeSelectorTerms"),
+                    [t.model_dump(by_alias=True, exclude_defaults=True) for t in terms],
+                    "must have exactly one node selector term",
+                )
+            )
+    if spec.all_nodes is not None:
+        if spec.all_nodes:
+            set_fields.append("`allNodes`")
+        else:
+            errs.append(invalid(path.child("allNodes"), False, "must be either unset or set to true"))
+    if spec.per_device_node_selection is not None:
+        if spec.per_device_node_selection:
+            set_fields.append("`perDeviceNodeSelection`")
+        else:
+            errs.append(
+                invalid(path.child("perDeviceNodeSelection"), False, "must be either unset or set to true")
+            )
+    if not set_fields:
+        errs.append(required(path, _NODE_SELECTION))
+    elif len(set_fields) > 1:
+        errs.append(
+            invalid(
+                path, "{" + ", ".join(set_fields) + "}", _NODE_SELECTION + ", but multiple fields are set"
+            )
+        )
+    return errs
+
+
+def _validate_device(
+    device: Device, old: Device | None, path: Path, per_device_node_selection: bool
+) -> list[FieldError]:
+    """``validateDevice``: name, attribute/capacity budget and keys, request policies, taints,
+    counter consumption, per-device node selection and binding conditions."""
+    errs = validate_dns1123_label(device.name, path.child("name"))
+    total = len(device.attributes) + len(device.capacity)
+    if total > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
+        errs.append(
+            invalid(
+                path,
+                total,
+                f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE}",
+            )
+        )
+    errs.extend(
+        validate_map(
+            device.attributes,
+            -1,
+            _ATTRIBUTE_KEY_TRUNCATE,
+            validate_qualified_name,
+            _validate_attribute,
+            path.child("attributes"),
+        )
+    )
+    if old is None or old.capacity != device.capacity:
+        item = (
+            validate_multi_allocatable_capacity
+            if device.allow_multiple_allocations
+            else validate_single_allocatable_capacity
+        )
+        errs.extend(
+            validate_map(
+                device.capacity,
+                -1,
+                _ATTRIBUTE_KEY_TRUNCATE,
+                validate_qualified_name,
+                item,
+                path.child("capacity"),
+            )
+        )
+    if old is None or old.taints != device.taints:
+        errs.extend(
+            validate_slice(
+                device.taints, DEVICE_TAINTS_MAX_LENGTH, validate_device_taint, path.child("taints")
+            )
+        )
+    errs.extend(
+        validate_set(
+            device.consumes_counters,
+            MAX_COUNTER_CONSUMPTIONS_PER_DEVICE,
+            _validate_counter_consumption,
+            lambda c: c.counter_set,
+            path.child("consumesCounters"),
+        )
+    )
+    errs.extend(_validate_device_node_selection(device, path, per_device_node_selection))
+    errs.extend(
+        validate_binding_parameters(device.binding_conditions, device.binding_failure_conditions, path)
+    )
+    return errs
+
+
+_PER_DEVICE = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
+    "is set to true in the ResourceSlice spec"
+)
+
+
+def _validate_device_node_selection(device: Device, path: Path, per_device: bool) -> list[FieldError]:
+    """With ``perDeviceNodeSelection`` each device says where it is reachable; otherwise it must not."""
+    errs: list[FieldError] = []
+    if per_device:
+        set_fields: list[str] = []
+        if device.node_name is not None:
+            if device.node_name:
+                set_fields.append("`nodeName`")
+                errs.extend(validate_node_name(device.node_name, path.child("nodeName")))
+            else:
+                errs.append(invalid(path.child("nodeName"), "", "must not be empty"))
+        if device.node_selector is not None:
+            set_fields.append("`nodeSelector`")
+            errs.extend(validate_node_selector(device.node_selector, path.child("nodeSelector")))
+        if device.all_nodes is not None:
+            if device.all_nodes:
+                set_fields.append("`allNodes`")
+            else:
+                errs.append(invalid(path.child("allNodes"), False, "must be either unset or set to true"))
+        if not set_fields:
+            errs.append(required(path, _PER_DEVICE))
+        elif len(set_fields) > 1:
+            errs.append(invalid(path, "{" + ", ".join(set_fields) + "}", _PER_DEVICE))
+    elif device.node_name is not None or device.node_selector is not None or device.all_nodes is not None:
+        errs.append(
+            invalid(
+                path,
+                None,
+                "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` "
+                "is set to true in the ResourceSlice spec",
+            )
+        )
+    return errs
+
+
+def _validate_attribute(attribute: DeviceAttribute, path: Path) -> list[FieldError]:
+    """``validateDeviceAttribute``: exactly one typed value; strings ≤ 64 bytes; versions semver."""
+    errs: list[FieldError] = []
+    if (
+        attribute.string_value is not None
+        and blen(attribute.string_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
+    ):
+        errs.append(_too_long(path.child("string")))
+    if attribute.version_value is not None:
+        if not _SEMVER.match(attribute.version_value):
+            errs.append(
+                invalid(
+                    path.child("version"),
+                    attribute.version_value,
+                    "must be a string compatible with semver.org spec 2.0.0",
+                )
+            )
+        if blen(attribute.version_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+            errs.append(_too_long(path.child("version")))
+    count = attribute.values_set()
+    if count == 0:
+        errs.append(invalid(path, "", "exactly one value must be specified"))
+    elif count > 1:
+        errs.append(
+            invalid(
+                path,
+                attribute.model_dump(by_alias=True, exclude_none=True),
+                "exactly one value must be specified",
+            )
+        )
+    return errs
+
+
+def _too_long(path: Path) -> FieldError:
+    return too_long(path, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
+
+
+def _validate_counter_name_key(name: str, path: Path) -> list[FieldError]:
+    return validate_dns1123_label(name, path)
+
+
+def _no_counter_check(counter: Counter, path: Path) -> list[FieldError]:
+    """Any parsed quantity is a valid counter value."""
+    return []
+
+
+def _validate_counter_set(counter_set: CounterSet, path: Path) -> list[FieldError]:
+    """``validateCounterSet``: a DNS-label name and 1..32 DNS-label-named counters."""
+    errs: list[FieldError] = []
+    if not counter_set.name:
+        errs.append(required(path.child("name")))
+    else:
+        errs.extend(validate_dns1123_label(counter_set.name, path.child("name")))
+    if not counter_set.counters:
+        errs.append(required(path.child("counters")))
+    else:
+        errs.extend(
+            validate_map(
+                counter_set.counters,
+                MAX_COUNTERS_PER_COUNTER_SET,
+                DNS1123_LABEL_MAX_LENGTH,
+                _validate_counter_name_key,
+                _no_counter_check,
+                path.child("counters"),
+            )
+        )
+    return errs
+
+
+def _validate_counter_consumption(consumption: DeviceCounterConsumption, path: Path) -> list[FieldError]:
+    """``validateDeviceCounterConsumption``: a counter set name and 1..32 consumed counters."""
+    errs: list[FieldError] = []
+    if not consumption.counter_set:
+        errs.append(required(path.child("counterSet")))
+    else:
+        errs.extend(validate_dns1123_label(consumption.counter_set, path.child("counterSet")))
+    if not consumption.counters:
+        errs.append(required(path.child("counters")))
+    else:
+        errs.extend(
+            validate_map(
+                consumption.counters,
+                MAX_COUNTERS_PER_CONSUMPTION,
+                DNS1123_LABEL_MAX_LENGTH,
+                _validate_counter_name_key,
+                _no_counter_check,
+                path.child("counters"),
+            )
+        )
+    return errs
