@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ErrorType", "FieldError", "Path", "ErrorList", "go_quote", "render_value"]
+__all__ = ["ErrorList", "ErrorType", "FieldError", "Path", "go_quote", "render_value"]
 
 
 class ErrorType(enum.Enum):
@@ -75,16 +75,16 @@ class Path:
         return path
 
     def child(self, name: str, *more: str) -> Path:
-        segs = self.segments + (("field", name),)
+        segs = (*self.segments, ("field", name))
         for extra in more:
-            segs = segs + (("field", extra),)
+            segs = (*segs, ("field", extra))
         return Path(segs)
 
     def index(self, i: int) -> Path:
-        return Path(self.segments + (("index", i),))
+        return Path((*self.segments, ("index", i)))
 
     def key(self, k: str) -> Path:
-        return Path(self.segments + (("key", k),))
+        return Path((*self.segments, ("key", k)))
 
     def __str__(self) -> str:
         out: list[str] = []

@@ -274,10 +274,8 @@ def parse_quantity(text: str) -> Quantity:
     # exact value = digits * 10^(decimal_exp - len(fraction)) * 2^binary_exp, in nano units
     scale = decimal_exp - len(fraction) + 9
     numerator = digits * (2**binary_exp if binary_exp else 1)
-    if scale >= 0:
-        nanos = numerator * 10**scale
-    else:
-        nanos = _ceil_div(numerator, 10**-scale)  # round up to the nano, like inf.RoundUp
+    # below the nano, round up (away from zero, the sign comes later), like inf.RoundUp
+    nanos = numerator * 10**scale if scale >= 0 else _ceil_div(numerator, 10**-scale)
     if fmt is Format.BINARY_SI and nanos > _MAX_INT64 * _NANO:
         nanos = _MAX_INT64 * _NANO
     if fmt is Format.BINARY_SI and 0 < nanos < _NANO:
