@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import enum
 import json
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 __all__ = ["ErrorList", "ErrorType", "FieldError", "Path", "go_quote", "render_value"]
@@ -107,25 +109,32 @@ class Path:
         return [value for _, value in self.segments]
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v", '"': '\\"', "\\": "\\\\"}
+
+
+def _go_printable(ch: str) -> bool:
+    """Go's ``unicode.IsPrint``: letters, marks, numbers, punctuation, symbols and ASCII space."""
+    return ch == " " or unicodedata.category(ch)[0] in "LMNPS"
+
+
 def go_quote(s: str) -> str:
-    """Go's ``%q`` for a string: double quotes, backslash escapes, ``\\n`` for newlines."""
+    """Go's ``strconv.Quote`` (what ``%q`` prints): escapes as Go writes them, printable runes kept."""
     out = ['"']
     for ch in s:
         code = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif _go_printable(ch):
+            out.append(ch)
         elif code < 0x20 or code == 0x7F:
             out.append(f"\\x{code:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\\ufffd")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
         else:
-            out.append(ch)
+            out.append(f"\\U{code:08x}")
     out.append('"')
     return "".join(out)
 
@@ -145,16 +154,50 @@ def render_value(value: Any) -> str:
         return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
+    if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return go_float(value)
     if value is None:
         return "null"
     if hasattr(value, "__str__") and type(value).__name__ == "Quantity":
         return go_quote(str(value))
     try:
-        return json.dumps(value, separators=(",", ":"), default=str)
+        return go_json(value)
     except (TypeError, ValueError):
         return go_quote(str(value))
+
+
+def go_json(value: Any) -> str:
+    """Go's ``json.Marshal``: UTF-8 kept, ``<``, ``>``, ``&``, U+2028/9 escaped, no spaces."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def go_float(value: float) -> str:
+    """Go's ``%v`` for a float64: the shortest digits, ``%e`` form below 1e-4 or from 1e+06 on."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "-0" if str(value).startswith("-") else "0"
+    sign, digits, exp = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exp, int)
+    exponent = len(digits) + exp - 1
+    prefix = "-" if sign else ""
+    if exponent < -4 or exponent >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{prefix}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    if exponent < 0:
+        return f"{prefix}0.{'0' * (-exponent - 1)}{text}"
+    whole = text[: exponent + 1].ljust(exponent + 1, "0")
+    rest = text[exponent + 1 :]
+    return f"{prefix}{whole}" + (f".{rest}" if rest else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +293,8 @@ def aggregate_message(errors: Iterable[FieldError]) -> str:
         text = str(e)
         if text not in seen:
             seen.append(text)
+    if not seen:
+        return ""
     if len(seen) == 1:
         return seen[0]
     return "[" + ", ".join(seen) + "]"

@@ -23,6 +23,7 @@ __all__ = ["Format", "Quantity", "QuantityError", "parse_quantity"]
 
 _NANO = 10**9
 _MAX_INT64 = 2**63 - 1
+_MAX_DIGITS = 1000  # digits kept exactly; far beyond int64, far below a denial of service
 
 ERR_FORMAT_WRONG = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -30,7 +31,6 @@ ERR_FORMAT_WRONG = (
 ERR_NUMERIC = "unable to parse numeric part of quantity"
 ERR_SUFFIX = "unable to parse quantity's suffix"
 
-_GRAMMAR = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _EXPONENT_SUFFIX = re.compile(r"^[eE][+-]?[0-9]+$")
 
 _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -183,6 +183,13 @@ def _strip_factors(amount: int, base: int) -> tuple[int, int]:
     return amount, times
 
 
+def _strip_decimal_zeros(amount: int) -> tuple[int, int]:
+    """Remove trailing decimal zeros in one pass over the digits (not one division per zero)."""
+    text = str(amount)
+    stripped = text.rstrip("0")
+    return int(stripped or "0"), len(text) - len(stripped)
+
+
 def canonical_string(nanos: int, fmt: Format) -> str:
     """``Quantity.String()`` without a cached text: apimachinery's ``CanonicalizeBytes``."""
     if nanos == 0:
@@ -193,12 +200,11 @@ def canonical_string(nanos: int, fmt: Format) -> str:
         else:
             sign = "-" if nanos < 0 else ""
             amount, times = _strip_factors(abs(nanos) // _NANO, 1024)
-            if times > 6:  # beyond Ei: keep it representable
-                amount *= 1024 ** (times - 6)
-                times = 6
-            return f"{sign}{amount}{_BINARY_BY_EXPONENT[times * 10]}"
+            if times <= 6:
+                return f"{sign}{amount}{_BINARY_BY_EXPONENT[times * 10]}"
+            fmt = Format.DECIMAL_SI  # past Ei there is no binary suffix: exact decimal instead
     sign = "-" if nanos < 0 else ""
-    amount, times = _strip_factors(abs(nanos), 10)
+    amount, times = _strip_decimal_zeros(abs(nanos))
     exponent = times - 9
     remainder = exponent % 3  # Python's % floors, so the exponent goes *down* to a multiple of 3
     if remainder:
@@ -212,24 +218,59 @@ def canonical_string(nanos: int, fmt: Format) -> str:
     return f"{sign}{amount}{suffix}"
 
 
-def _split_number(body: str) -> tuple[str, str, str, str]:
-    """Split ``body`` (no sign) into (value, integer digits, fraction digits, suffix).
+def _symbolic_canonical(digit_text: str, exp10: int, fmt: Format, negative: bool) -> str:
+    """``String()`` of ``digit_text × 10^exp10`` computed on the digits, for huge exponents."""
+    stripped = digit_text.rstrip("0")
+    exponent = exp10 + (len(digit_text) - len(stripped))
+    remainder = exponent % 3
+    amount = stripped + "0" * remainder
+    exponent -= remainder
+    sign = "-" if negative else ""
+    if fmt is Format.DECIMAL_SI and exponent in _DECIMAL_BY_EXPONENT:
+        return f"{sign}{amount}{_DECIMAL_BY_EXPONENT[exponent]}"
+    return f"{sign}{amount}e{exponent}"
 
-    Mirrors ``parseQuantityString``: digits, an optional ``.`` with digits, then the suffix.
+
+_SUFFIX_CHARS = frozenset("eEinumkKMGTP")
+_DIGITS = frozenset("0123456789")
+
+
+def _parse_quantity_string(text: str) -> tuple[bool, str, str, str]:
+    """(positive, integer digits, fraction digits, suffix) as apimachinery's ``parseQuantityString``.
+
+    Faithful to its quirks: leading zeros are dropped, a number with no digits at all (``-``,
+    ``.``, ``.Ki``) reads as zero, and ``1.`` is accepted.
     """
-    pos = 0
-    end = len(body)
-    while pos < end and body[pos].isdigit():
+    pos, end = 0, len(text)
+    positive = True
+    if text[0] in "+-":
+        positive = text[0] == "+"
+        pos = 1
+    while pos < end and text[pos] == "0":
         pos += 1
-    integer = body[:pos]
+    if pos >= end:
+        return positive, "0", "", ""
+    start = pos
+    while pos < end and text[pos] in _DIGITS:
+        pos += 1
+    integer = text[start:pos] or "0"
     fraction = ""
-    if pos < end and body[pos] == ".":
+    if pos < end and text[pos] == ".":
         pos += 1
         start = pos
-        while pos < end and body[pos].isdigit():
+        while pos < end and text[pos] in _DIGITS:
             pos += 1
-        fraction = body[start:pos]
-    return body[:pos], integer, fraction, body[pos:]
+        fraction = text[start:pos]
+    suffix_start = pos
+    while pos < end and text[pos] in _SUFFIX_CHARS:
+        pos += 1
+    if pos < end and text[pos] in "+-":
+        pos += 1
+    while pos < end and text[pos] in _DIGITS:
+        pos += 1
+    if pos < end:
+        raise QuantityError(ERR_FORMAT_WRONG)
+    return positive, integer, fraction, text[suffix_start:]
 
 
 def parse_quantity(text: str) -> Quantity:
@@ -238,17 +279,8 @@ def parse_quantity(text: str) -> Quantity:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
         return Quantity(0, Format.DECIMAL_SI, "0")
-    if not _GRAMMAR.match(text):
-        raise QuantityError(ERR_FORMAT_WRONG)
-    negative = text[0] == "-"
-    body = text[1:] if text[0] in "+-" else text
-    number, integer, fraction, suffix = _split_number(body)
-    if suffix and not re.fullmatch(r"[eEinumkKMGTP]*[-+]?[0-9]*", suffix):
-        raise QuantityError(ERR_FORMAT_WRONG)
-    if not integer and not fraction:
-        raise QuantityError(ERR_NUMERIC)
-    if number.count(".") > 1:
-        raise QuantityError(ERR_NUMERIC)
+    positive, integer, fraction, suffix = _parse_quantity_string(text)
+    negative = not positive
 
     binary_exp: int | None = None
     decimal_exp: int
@@ -265,15 +297,26 @@ def parse_quantity(text: str) -> Quantity:
             decimal_exp = int(suffix[1:])
         except ValueError as exc:  # pragma: no cover - regex guarantees digits
             raise QuantityError(ERR_SUFFIX) from exc
-        if not -(2**31) <= decimal_exp < 2**31:
+        if not -(2**31) < decimal_exp < 2**31:
             raise QuantityError(ERR_SUFFIX)
     else:
         raise QuantityError(ERR_SUFFIX)
 
-    digits = int((integer or "0") + fraction)
+    digit_text = ((integer or "0") + fraction).lstrip("0")
+    if len(digit_text) > _MAX_DIGITS:
+        raise QuantityError(f"{ERR_NUMERIC}: more than {_MAX_DIGITS} digits")
+    digits = int(digit_text or "0")
     # exact value = digits * 10^(decimal_exp - len(fraction)) * 2^binary_exp, in nano units
     scale = decimal_exp - len(fraction) + 9
     numerator = digits * (2**binary_exp if binary_exp else 1)
+    if digits and len(digit_text) + scale > _MAX_DIGITS:
+        # Astronomically large (e.g. 1e2147483647): exact digits would take gigabytes.  The value
+        # saturates (it still compares above every realistic capacity) and prints as written.
+        nanos = 10 ** (_MAX_DIGITS + 9)
+        canonical = _symbolic_canonical(digit_text, scale - 9, fmt, negative)
+        return Quantity(-nanos if negative else nanos, fmt, canonical)
+    if digits and scale < 0 and -scale > len(str(numerator)) + 1:
+        scale = -(len(str(numerator)) + 1)  # below one nano either way: rounds up to 1n
     # below the nano, round up (away from zero, the sign comes later), like inf.RoundUp
     nanos = numerator * 10**scale if scale >= 0 else _ceil_div(numerator, 10**-scale)
     if fmt is Format.BINARY_SI and nanos > _MAX_INT64 * _NANO:
