@@ -273,6 +273,23 @@ def _parse_quantity_string(text: str) -> tuple[bool, str, str, str]:
     return positive, integer, fraction, text[suffix_start:]
 
 
+def _has_digits(text: str) -> bool:
+    return any(ch in _DIGITS for ch in text)
+
+
+def _takes_slow_path(integer: str, fraction: str, fmt: Format, binary_exp: int | None, decimal_exp: int) -> bool:
+    """Whether apimachinery's ``ParseQuantity`` leaves its int64 fast path for ``inf.Dec``."""
+    num = integer.lstrip("0") or "0"
+    if fmt is Format.BINARY_SI:
+        assert binary_exp is not None
+        if fraction:
+            return True
+        return 15 - len(num) - int(binary_exp * 3 / 10) - 1 < 0
+    if 18 - (len(num) + len(fraction)) < 0:
+        return True
+    return decimal_exp - len(fraction) < -9
+
+
 def parse_quantity(text: str) -> Quantity:
     """Parse a quantity string exactly as apimachinery's ``ParseQuantity`` does."""
     if not isinstance(text, str) or not text:
@@ -302,6 +319,9 @@ def parse_quantity(text: str) -> Quantity:
     else:
         raise QuantityError(ERR_SUFFIX)
 
+    if not _has_digits(text) and _takes_slow_path(integer, fraction, fmt, binary_exp, decimal_exp):
+        # apimachinery hands digit-less text ("Ei", ".Pi") to its decimal parser, which refuses it
+        raise QuantityError(ERR_NUMERIC)
     digit_text = ((integer or "0") + fraction).lstrip("0")
     if len(digit_text) > _MAX_DIGITS:
         raise QuantityError(f"{ERR_NUMERIC}: more than {_MAX_DIGITS} digits")

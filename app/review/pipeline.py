@@ -231,6 +231,20 @@ def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOpt
     checked.review.patch_descriptions = descriptions
 
 
+def _merged(base: Sequence[Mapping[str, Any]], extra: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Inventory objects keyed by kind and name; a later object replaces an earlier one.
+
+    The same folder passed as ``--inventory`` and linted must not count each slice twice
+    (a pool with duplicate slices would look invalid).
+    """
+    by_key: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for obj in [*base, *extra]:
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        by_key[(str(obj.get("kind")), str(name))] = obj
+    return list(by_key.values())
+
+
 def _sorted(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.file, f.line, f.column, f.kind, f.name, f.field, f.reason))
 
@@ -266,7 +280,7 @@ def review_documents(
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
     if inventory is not None and merge_inventory_objects and extra_inventory:
-        inventory = build_inventory([*inventory_objects, *extra_inventory])
+        inventory = build_inventory(_merged(inventory_objects, extra_inventory))
     for item in checked:
         started = time.perf_counter()
         _satisfiability(item, inventory, inventory_problem, options)
