@@ -1,0 +1,106 @@
+"""The immutable records an :class:`~app.inventory.Inventory` is made of.
+
+Why plain frozen dataclasses: the snapshot is shared between concurrent webhook requests and
+rebuilt, never mutated, when the watch delivers changes; the search reads these fields in its
+inner loop, so they are precomputed (fully qualified attributes, CEL device, shape key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.k8s.models import Device, DeviceCapacity, DeviceClass, DeviceTaint
+from app.k8s.quantity import Quantity
+
+__all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "PoolKey", "PoolRecord"]
+
+PoolKey = tuple[str, str]
+"""(driver, pool name)."""
+
+AttrValue = tuple[str, object]
+"""(kind, value) of a device attribute: ``("string", "a100")``, ``("int", 3)``…"""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DeviceRecord:
+    """One device of the newest generation of its pool, with everything the search needs."""
+
+    index: int
+    driver: str
+    pool: str
+    slice_name: str
+    name: str
+    device: Device
+    multi: bool
+    attributes: Mapping[str, AttrValue]
+    """Attributes by fully qualified name (unqualified names get the driver's domain)."""
+    broken_attribute: str | None
+    """The name of an attribute with no value set: every selector fails on such a device."""
+    capacity: Mapping[str, DeviceCapacity]
+    taints: tuple[DeviceTaint, ...]
+    counters: Mapping[tuple[str, str], Quantity]
+    """(counter set, counter) → amount consumed from the pool's shared counters."""
+    node_label: str
+    """Where the device lives, for messages: the node name, or "pool <name>"."""
+    shape: int
+    """Id of the device's content apart from its name and location: equal shapes behave alike."""
+    cel: Any = None
+
+    @property
+    def pool_key(self) -> PoolKey:
+        return (self.driver, self.pool)
+
+    @property
+    def where(self) -> str:
+        """``node-1/gpu-0, pool node-1`` — enough for a human to find the device."""
+        return f"{self.node_label}/{self.name}, pool {self.pool}"
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRecord:
+    """The newest generation of one pool."""
+
+    driver: str
+    name: str
+    generation: int
+    complete: bool
+    invalid: str | None
+    counter_sets: Mapping[str, Mapping[str, Quantity]] = field(default_factory=dict)
+
+    @property
+    def key(self) -> PoolKey:
+        return (self.driver, self.name)
+
+    @property
+    def usable(self) -> bool:
+        return self.complete and self.invalid is None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroup:
+    """Nodes that reach exactly the same devices, so one search answers for all of them.
+
+    ``devices`` are indices into :attr:`Inventory.devices` in the order the allocator visits
+    them (pool, slice, position in slice).  ``signature`` is equal for groups whose devices have
+    the same shapes in the same pool layout: their answers are equal too.
+    """
+
+    nodes: tuple[str, ...]
+    devices: tuple[int, ...]
+    pools: tuple[PoolKey, ...]
+    signature: tuple[Any, ...]
+    assumed: bool = False
+    """True when the group stands for "some node" because Node objects are unknown."""
+
+    @property
+    def label(self) -> str:
+        if not self.nodes:
+            return "(some node)"
+        if len(self.nodes) == 1:
+            return self.nodes[0]
+        return f"{self.nodes[0]} (+{len(self.nodes) - 1} alike)"
+
+
+ClassMap = Mapping[str, DeviceClass]

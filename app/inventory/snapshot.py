@@ -1,0 +1,48 @@
+"""The :class:`Inventory` snapshot type.
+
+Why immutable: the webhook answers concurrent requests against the snapshot while the watch
+builds the next one; swapping a reference is the only synchronisation needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from app.k8s.models import DeviceClass
+
+__all__ = ["Inventory"]
+
+
+@dataclass(frozen=True, eq=False)
+class Inventory:
+    """DeviceClasses, the newest generation of every pool, Nodes, and node groups."""
+
+    classes: Mapping[str, DeviceClass] = field(default_factory=dict)
+    pools: Mapping[PoolKey, PoolRecord] = field(default_factory=dict)
+    devices: tuple[DeviceRecord, ...] = ()
+    nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    nodes_known: bool = False
+    groups: tuple[NodeGroup, ...] = ()
+    reachable: tuple[int, ...] = ()
+    """Indices of the devices at least one node (group) can reach, in allocator order."""
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Derived data keyed by its inputs (compiled candidate sets).  Only ever *added* to, so
+    readers sharing the snapshot see either nothing or a complete value."""
+
+    @property
+    def device_count(self) -> int:
+        return len(self.devices)
+
+    @property
+    def pool_count(self) -> int:
+        return len(self.pools)
+
+    @property
+    def node_count(self) -> int:
+        return len({n for g in self.groups for n in g.nodes})
+
+    def reachable_devices(self) -> list[DeviceRecord]:
+        return [self.devices[i] for i in self.reachable]

@@ -1,0 +1,301 @@
+"""``check_claim_spec``: is there a node on which Kubernetes 1.36 could allocate this claim?
+
+Why per node group and with an empty cluster: admission-time checks must not depend on what
+happens to be allocated right now; the question is whether the claim can *ever* be allocated.
+Rejections are reserved for proofs (DESIGN §1.3): a missing class, an expired deadline or an
+order-dependent corner the search cannot settle all produce warnings, never errors.
+
+Speed: devices are reduced to a per-claim key (how they behave for *this* claim: match status,
+consumption, constraint attributes); node groups whose devices have the same keys in the same
+pool layout have the same answer, so 1,000 nodes of the same hardware are searched once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Sequence
+
+from app.inventory import DeviceRecord, Inventory, NodeGroup
+from app.k8s.field import Path
+from app.k8s.finding import Note, Reason, Severity
+from app.k8s.models import ResourceClaimSpec
+from app.satisfy.candidates import Candidates, Status, candidates_for, content_key
+from app.satisfy.constraints import build_constraints, lookup_attribute
+from app.satisfy.explain import explain_alternative, explain_combination
+from app.satisfy.notes import capacity_notes
+from app.satisfy.plan import Alternative, RequestPlan, plan_claim
+from app.satisfy.search import Outcome, search_group
+
+__all__ = ["check_claim_spec"]
+
+_MAX_POOL_ORDERS = 24
+
+
+class _Claim:
+    """Everything derived from the claim once: plans, candidates, constraint facts, keys."""
+
+    def __init__(self, spec: ResourceClaimSpec, plans: list[RequestPlan], inventory: Inventory) -> None:
+        self.spec = spec
+        self.plans = plans
+        self.inventory = inventory
+        self.cands: dict[int, Candidates] = {alt.key: candidates_for(alt, inventory) for p in plans for alt in p.alternatives}
+        unique: dict[int, Candidates] = {}
+        for c in self.cands.values():
+            unique.setdefault(id(c), c)
+        self.unique = list(unique.values())
+        self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for c in spec.devices.constraints)
+        self.distinct = [c for c in spec.devices.constraints if c.distinct_attribute]
+        self.exact_distinct = all(self._set_semantics(c.requests) for c in self.distinct)
+        self._dev_keys: dict[int, int] = {}
+        self._interned: dict[object, int] = {}
+        self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
+
+    def in_scope(self, scope: Sequence[str], alt: Alternative) -> bool:
+        return not scope or alt.request in scope or (alt.sub is not None and f"{alt.request}/{alt.sub}" in scope)
+
+    def _set_semantics(self, scope: Sequence[str]) -> bool:
+        """1.36's per-request distinct state equals "all different" when each request picks one device."""
+        return all(
+            not alt.all_mode and alt.count == 1 for p in self.plans for alt in p.alternatives if self.in_scope(scope, alt)
+        )
+
+    def dev_key(self, dev: DeviceRecord) -> int:
+        """A small int: equal for devices that behave alike for this claim."""
+        got = self._dev_keys.get(dev.index)
+        if got is None:
+            parts: list[object] = []
+            for cand in self.unique:
+                e = cand.entry(dev)
+                if e.status is Status.OK and e.fit is not None:
+                    parts.append(tuple(sorted((k, v.nanos) for k, v in e.fit.consumed.items())))
+                else:
+                    parts.append(int(e.status))
+            caps = tuple(sorted((k, c.value.nanos if c.value is not None else 0) for k, c in dev.capacity.items())) if dev.multi else ()
+            attrs = tuple(lookup_attribute(dev, a) for a in self.attrs)
+            pool = self.inventory.pools[dev.pool_key]
+            full = (tuple(parts), dev.multi, caps, attrs, dev.pool_key if dev.counters else None, pool.usable, tuple(sorted(dev.counters.items())))
+            got = self._interned.setdefault(full, len(self._interned))
+            self._dev_keys[dev.index] = got
+        return got
+
+    def group_keys(self) -> list[object]:
+        """Per node group, in inventory order: equal keys mean equal answers.  Cached on the
+        snapshot per claim shape, so repeated checks of alike claims skip this work."""
+        cached = self.inventory.cache.get(self.cache_key)
+        if cached is None:
+            cached = [self.group_key(g) for g in self.inventory.groups]
+            self.inventory.cache[self.cache_key] = (cached, dict(self._dev_keys), dict(self._interned))
+            return cached
+        keys, dev_keys, interned = cached
+        self._dev_keys = dict(dev_keys)
+        self._interned = dict(interned)
+        assert isinstance(keys, list)
+        return keys
+
+    def group_key(self, group: NodeGroup) -> object:
+        local: dict[tuple[str, str], int] = {}
+        out: list[object] = []
+        for i in group.devices:
+            dev = self.inventory.devices[i]
+            out.append((local.setdefault(dev.pool_key, len(local)), self.dev_key(dev)))
+        return tuple(out)
+
+
+def _class_notes(plans: Sequence[RequestPlan], inventory: Inventory, strict: bool) -> list[Note]:
+    notes: list[Note] = []
+    for plan in plans:
+        for alt in plan.alternatives:
+            if alt.class_name and alt.class_name not in inventory.classes:
+                path = alt.path.child("deviceClassName")
+                if strict:
+                    notes.append(Note(Reason.UNSATISFIABLE, f'request "{alt.display}": DeviceClass {alt.class_name} does not exist', path, Severity.ERROR))
+                else:
+                    notes.append(
+                        Note(
+                            Reason.SATISFIABILITY_UNKNOWN,
+                            f'request "{alt.display}": DeviceClass {alt.class_name} does not exist (yet); classes may be '
+                            "applied later, so satisfiability was not checked",
+                            path,
+                            Severity.WARNING,
+                        )
+                    )
+    return notes
+
+
+def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> bool:
+    """Cheap necessary conditions: enough matching devices per request, enough distinct values."""
+    for plan in claim.plans:
+        possible = False
+        for alt in plan.alternatives:
+            cand = claim.cands[alt.key]
+            n = sum(1 for d in devices if cand.entry(d).status is Status.OK)
+            if (alt.all_mode and n > 0) or (not alt.all_mode and n >= alt.count):
+                possible = True
+                break
+        if not possible:
+            return True
+    if claim.exact_distinct:
+        for c in claim.distinct:
+            scoped = [p for p in claim.plans if all(claim.in_scope(c.requests, a) for a in p.alternatives)]
+            values = {
+                lookup_attribute(d, c.distinct_attribute or "")
+                for p in scoped
+                for a in p.alternatives
+                for d in devices
+                if claim.cands[a.key].entry(d).status is Status.OK
+            }
+            values.discard(None)
+            if len(values) < len(scoped):
+                return True
+    return False
+
+
+def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[DeviceRecord]], bool]:
+    pools: list[tuple[str, str]] = []
+    for d in devices:
+        if d.pool_key not in pools:
+            pools.append(d.pool_key)
+    if len(pools) <= 1:
+        return [devices], True
+    orders: list[list[DeviceRecord]] = []
+    for i, perm in enumerate(itertools.permutations(pools)):
+        if i >= limit:
+            return orders, False
+        rank = {p: j for j, p in enumerate(perm)}
+        orders.append(sorted(devices, key=lambda d: (rank[d.pool_key], d.index)))
+    return orders, True
+
+
+def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None) -> tuple[Outcome, bool]:
+    """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
+    inventory = claim.inventory
+    devices = [inventory.devices[i] for i in group.devices]
+    has_error = any(c.entry(d).status is Status.ERROR for c in claim.unique for d in devices)
+    if not has_error and _quick_unsat(claim, devices):
+        return Outcome("unsat", depth=0), True
+    faithful = has_error or not claim.exact_distinct
+    constraints = claim.spec.devices.constraints
+    if not faithful:
+        keys = {d.index: claim.dev_key(d) for d in devices}
+        out = search_group(inventory, claim.plans, claim.cands, devices, build_constraints(constraints), deadline=deadline, prune=True, keys=keys)
+        return out, True
+    orders, complete = _pool_orders(devices, _MAX_POOL_ORDERS)
+    outcomes: list[Outcome] = []
+    for order in orders:
+        out = search_group(inventory, claim.plans, claim.cands, order, build_constraints(constraints), deadline=deadline, prune=False)
+        if out.kind in ("ok", "deadline"):
+            return out, True
+        outcomes.append(out)
+    errors = [o for o in outcomes if o.kind == "error"]
+    if errors:
+        return errors[0], complete and len(errors) == len(outcomes)
+    if not complete:
+        return Outcome("deadline", detail="too many pool orders to try"), True
+    return outcomes[0], True
+
+
+def _error_note(out: Outcome, severity: Severity) -> Note:
+    assert out.entry is not None and out.entry.error is not None
+    err, dev, alt = out.entry.error, out.entry.dev, out.alt
+    hint = f" ({err.hint})" if err.hint else ""
+    who = f'request "{alt.display}": ' if alt is not None else ""
+    origin = "the request's" if err.origin == "request" else err.origin
+    msg = (
+        f"{who}{origin} selector #{err.index} fails on device {dev.where} with a CEL runtime error: "
+        f"{err.message}{hint}; Kubernetes aborts scheduling of the pod when it evaluates this device"
+    )
+    return Note(Reason.SELECTOR_RUNTIME_ERROR, msg, alt.path if alt is not None else None, severity)
+
+
+def check_claim_spec(
+    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, deadline_seconds: float | None = None, strict: bool = False
+) -> list[Note]:
+    """Satisfiability notes for one claim spec (``base`` is ``spec`` or ``spec.spec``)."""
+    plans = plan_claim(spec, base)
+    if not plans:
+        return []
+    notes = _class_notes(plans, inventory, strict)
+    if notes:
+        return notes
+    deadline = time.monotonic() + deadline_seconds if deadline_seconds is not None else None
+    claim = _Claim(spec, plans, inventory)
+    for plan in plans:
+        for alt in plan.alternatives:
+            problem = claim.cands[alt.key].selectors.compile_problem()
+            if problem is not None:
+                first = problem.message.splitlines()[0] if problem.message else "compile error"
+                return [
+                    Note(
+                        Reason.SATISFIABILITY_UNKNOWN,
+                        f'request "{alt.display}": {problem.origin} selector #{problem.index} does not compile ({first}); '
+                        "satisfiability not checked",
+                        alt.path,
+                        Severity.WARNING,
+                    )
+                ]
+
+    memo: dict[object, tuple[Outcome, bool]] = {}
+    results: list[tuple[NodeGroup, Outcome, bool]] = []
+    found_ok = False
+    for group, key in zip(inventory.groups, claim.group_keys(), strict=True):
+        if deadline is not None and time.monotonic() > deadline:
+            results.append((group, Outcome("deadline"), True))
+            break
+        if key not in memo:
+            memo[key] = _search_on(claim, group, deadline)
+        outcome, certain = memo[key]
+        results.append((group, outcome, certain))
+        if outcome.kind == "ok":
+            found_ok = True
+            break
+
+    out: list[Note] = []
+    errors = [(o, c) for _, o, c in results if o.kind == "error" and o.entry is not None]
+    if errors:
+        first_error, certain = errors[0]
+        out.append(_error_note(first_error, Severity.ERROR if certain else Severity.WARNING))
+    if found_ok:
+        out.extend(capacity_notes(plans, claim.cands, inventory))
+        return out
+    if any(c for _, c in errors):
+        return out
+    if any(o.kind == "deadline" for _, o, _ in results):
+        detail = next((o.detail for _, o, _ in results if o.kind == "deadline" and o.detail), "the search deadline passed")
+        out.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"could not decide whether the claim can be allocated: {detail}", None, Severity.WARNING))
+        return out
+    if errors:
+        out.append(
+            Note(
+                Reason.SATISFIABILITY_UNKNOWN,
+                "no node could allocate the claim in the device order tried, and in another order a selector error may be reached first",
+                None,
+                Severity.WARNING,
+            )
+        )
+        return out
+    out.append(_unsat_note(claim, results))
+    return out
+
+
+def _unsat_note(claim: _Claim, results: list[tuple[NodeGroup, Outcome, bool]]) -> Note:
+    plans, inventory = claim.plans, claim.inventory
+    if not inventory.groups:
+        return Note(Reason.UNSATISFIABLE, f'request "{plans[0].name}": no node can reach any device in the inventory', plans[0].path, Severity.ERROR)
+    memo: dict[object, str | None] = {}
+    for plan in plans:
+        reasons = [explain_alternative(alt, claim.cands[alt.key], inventory, memo) for alt in plan.alternatives]
+        if plan.alternatives and all(r is not None for r in reasons):
+            return Note(Reason.UNSATISFIABLE, "; ".join(r for r in reasons if r), plan.path, Severity.ERROR)
+    best_group, best = None, None
+    for g, o, _ in results:
+        if best is None or o.depth > best.depth or (o.kind == "fatal" and best.kind != "fatal"):
+            best_group, best = g, o
+    constraint_specs = [
+        (c.distinct_attribute or c.match_attribute or "", frozenset(c.requests), bool(c.distinct_attribute))
+        for c in claim.spec.devices.constraints
+        if c.distinct_attribute or c.match_attribute
+    ]
+    message = explain_combination(plans, claim.cands, inventory, constraint_specs, best, best_group.label if best_group else "-")
+    path = next((p.path for p in plans if best is not None and p.name == best.stalled), plans[0].path)
+    return Note(Reason.UNSATISFIABLE, message, path, Severity.ERROR)

@@ -1,0 +1,171 @@
+"""Why a claim cannot be allocated, in words a colleague would use.
+
+Why separate from the search: the search only needs yes/no; explanations need the nearest
+miss over the whole inventory (largest capacity offered, best node for a count or constraint),
+which is computed only for the rare unsatisfiable claim.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from app.capacity import CapacityMiss
+from app.inventory import DeviceRecord, Inventory, NodeGroup
+from app.satisfy.candidates import Candidates, Entry, Status
+from app.satisfy.constraints import lookup_attribute
+from app.satisfy.plan import Alternative, RequestPlan
+from app.satisfy.search import Outcome
+
+__all__ = ["explain_alternative", "explain_combination", "group_ok_counts"]
+
+
+def _reachable(inventory: Inventory) -> list[DeviceRecord]:
+    return inventory.reachable_devices()
+
+
+def group_ok_counts(cand: Candidates, inventory: Inventory, group: NodeGroup) -> int:
+    return sum(1 for i in group.devices if cand.entry(inventory.devices[i]).status is Status.OK)
+
+
+def _quote(alt: Alternative) -> str:
+    return f'request "{alt.display}"'
+
+
+def _capacity_message(alt: Alternative, misses: list[Entry]) -> str:
+    def size(e: Entry) -> int:
+        miss = e.fit.miss if e.fit is not None else None
+        return miss.limit.nanos if miss is not None and miss.limit is not None else -1
+
+    real = [e for e in misses if e.fit is not None and e.fit.miss is not None and e.fit.miss.kind != "missing"]
+    if not real:
+        miss0 = misses[0].fit.miss if misses[0].fit is not None else None
+        name = miss0.capacity if miss0 is not None else "?"
+        return (
+            f"{_quote(alt)}: no device of class {alt.class_name} that matches the selectors publishes capacity "
+            f"{name} ({len(misses)} matching devices)"
+        )
+    best = max(real, key=size)
+    miss: CapacityMiss = best.fit.miss  # type: ignore[union-attr,assignment]
+    if miss.kind == "exceeds" and miss.requested is not None and miss.consumed is not None and miss.consumed.cmp(miss.requested) == 0:
+        return (
+            f"{_quote(alt)}: no device of class {alt.class_name} offers {miss.capacity} {miss.requested} "
+            f"(largest: {miss.limit} on {best.dev.where})"
+        )
+    return f"{_quote(alt)}: {miss.describe()} ({best.dev.where}, the nearest of {len(misses)} matching devices)"
+
+
+def explain_alternative(alt: Alternative, cand: Candidates, inventory: Inventory, memo: dict[object, str | None] | None = None) -> str | None:
+    """Why this alternative cannot be satisfied on its own anywhere, or ``None`` if it can.
+
+    ``memo`` shares the work between alternatives with the same candidates (requests that
+    differ only in name)."""
+    if memo is None:
+        return _explain(alt, cand, inventory)
+    key = (id(cand), alt.count, alt.all_mode)
+    if key not in memo:
+        memo[key] = _explain(alt, cand, inventory)
+    text = memo[key]
+    return None if text is None else text.replace(_PLACEHOLDER, alt.display)
+
+
+_PLACEHOLDER = "\x00request\x00"
+
+
+def _explain(template: Alternative, cand: Candidates, inventory: Inventory) -> str | None:
+    import dataclasses
+
+    alt = dataclasses.replace(template, request=_PLACEHOLDER, sub=None)
+    devices = _reachable(inventory)
+    entries = [cand.entry(d) for d in devices]
+    evaluated = [e for e in entries if e.status is not Status.POOL]
+    ok = [e for e in entries if e.status is Status.OK]
+    if not evaluated:
+        if entries:
+            pools = sorted({e.dev.pool for e in entries})
+            return f"{_quote(alt)}: the only pools ({', '.join(pools)}) are incomplete or invalid, so their devices are skipped"
+        return f"{_quote(alt)}: the inventory has no devices that any node can reach"
+    matched = [e for e in evaluated if e.status in (Status.OK, Status.CAPACITY, Status.TAINT)]
+    if not matched:
+        rejected = Counter(cand.selectors.rejected_by.get(e.dev.shape) for e in evaluated)
+        top = rejected.most_common(1)[0][0] if rejected else None
+        if top is not None:
+            origin, index, expr = top
+            which = f"selector #{index} of the {origin.split(' ')[0]} ({expr})"
+        else:
+            which = "the selectors"
+        return f"{_quote(alt)}: no device matches {which} ({len(evaluated)} devices of class {alt.class_name} evaluated)"
+    if not ok:
+        caps = [e for e in matched if e.status is Status.CAPACITY]
+        if caps:
+            return _capacity_message(alt, caps)
+        taint = next(e for e in matched if e.status is Status.TAINT)
+        t = taint.taint
+        desc = f"{t.key}={t.value}:{t.effect}" if t is not None else "a taint"
+        return (
+            f"{_quote(alt)}: every matching device is tainted and not tolerated (e.g. {desc} on {taint.dev.where}; "
+            f"{len(matched)} matching devices)"
+        )
+    if alt.all_mode:
+        return None
+    best_n, best_group = 0, None
+    for g in inventory.groups:
+        n = group_ok_counts(cand, inventory, g)
+        if n > best_n:
+            best_n, best_group = n, g
+    if best_n < alt.count:
+        where = f"the best node ({best_group.label}) has {best_n}" if best_group else "no node has any"
+        return f"{_quote(alt)}: needs {alt.count} different devices; {where}"
+    return None
+
+
+def _constraint_message(
+    plans: Sequence[RequestPlan], cands: Mapping[int, Candidates], inventory: Inventory, attr: str, scope: frozenset[str], distinct: bool
+) -> str | None:
+    alts = [p.alternatives[0] for p in plans if p.alternatives and (not scope or p.name in scope)]
+    if not alts:
+        return None
+    needed = sum(a.count for a in alts if not a.all_mode)
+    best, best_group = -1, None
+    distinct_cands = list({id(cands[a.key]): a for a in alts}.values())
+    for g in inventory.groups:
+        values: Counter[object] = Counter()
+        devs: set[int] = set()
+        for a in distinct_cands:
+            for i in g.devices:
+                e = cands[a.key].entry(inventory.devices[i])
+                if e.status is Status.OK and i not in devs:
+                    got = lookup_attribute(e.dev, attr)
+                    if got is not None:
+                        devs.add(i)
+                        values[got] += 1
+        n = len(values) if distinct else (max(values.values()) if values else 0)
+        if n > best:
+            best, best_group = n, g
+    if best >= needed or best_group is None:
+        return None
+    names = ", ".join(f'"{a.request}"' for a in alts)
+    kind = "distinctAttribute" if distinct else "matchAttribute"
+    how = "different values" if distinct else "the same value"
+    return f"requests {names}: {kind} {attr} needs {needed} devices with {how}; the best node ({best_group.label}) has {best}"
+
+
+def explain_combination(
+    plans: Sequence[RequestPlan], cands: Mapping[int, Candidates], inventory: Inventory, spec_constraints: Sequence[tuple[str, frozenset[str], bool]], best: Outcome | None, best_label: str
+) -> str:
+    for attr, scope, distinct in spec_constraints:
+        msg = _constraint_message(plans, cands, inventory, attr, scope, distinct)
+        if msg:
+            return msg
+    if best is not None and best.kind == "fatal" and best.detail:
+        return f"{best.detail} (node {best_label})"
+    if best is not None and best.stalled:
+        placed = [f'"{p.name}"' for p in plans[: best.depth]]
+        if placed:
+            return (
+                f'request "{best.stalled}": no device left for it once {", ".join(placed)} '
+                f"{'is' if len(placed) == 1 else 'are'} placed, on any node (best: {best_label}); the devices they could "
+                "share are taken or their capacity is used up"
+            )
+        return f'request "{best.stalled}": no combination of devices satisfies it together with the claim\'s constraints on any node (best: {best_label})'
+    return "no node can allocate all requests of the claim together"

@@ -1,0 +1,76 @@
+"""Informational notes on satisfiable claims: rounding and defaulting of capacity requests.
+
+Why only when *every* candidate agrees: a warning that "7Gi will consume 10Gi" is only true if
+no device the request could land on consumes exactly 7Gi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from app.inventory import Inventory
+from app.k8s.finding import Note, Reason, Severity
+from app.k8s.quantity import Quantity
+from app.satisfy.candidates import Candidates, Entry, Status
+from app.satisfy.plan import RequestPlan
+
+__all__ = ["capacity_notes"]
+
+
+def _ok_entries(cand: Candidates, inventory: Inventory) -> list[Entry]:
+    seen: set[int] = set()
+    for g in inventory.groups:
+        seen.update(g.devices)
+    entries = (cand.entry(inventory.devices[i]) for i in sorted(seen))
+    return [e for e in entries if e.status is Status.OK and e.fit is not None]
+
+
+def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates], inventory: Inventory) -> list[Note]:
+    notes: list[Note] = []
+    for plan in plans:
+        for alt in plan.alternatives:
+            ok = _ok_entries(cands[alt.key], inventory)
+            if not ok:
+                continue
+            for name, asked in alt.capacity.items():
+                amounts: list[Quantity] = []
+                for e in ok:
+                    assert e.fit is not None
+                    hit = next((c for n, a, c in e.fit.rounded if a is asked or n == name or n.endswith("/" + name)), None)
+                    if hit is None:
+                        break
+                    amounts.append(hit)
+                else:
+                    low = min(amounts)
+                    same = all(a == low for a in amounts)
+                    shown_amount = str(low) if same else f"at least {low}"
+                    notes.append(
+                        Note(
+                            Reason.CAPACITY_ROUNDED,
+                            f'request "{alt.display}": {asked} of {name} will consume {shown_amount} (the devices\' request policy rounds it up)',
+                            alt.path.child("capacity").child("requests").key(name),
+                            Severity.WARNING,
+                        )
+                    )
+            defaults: dict[str, set[str]] = {}
+            publishers: dict[str, int] = {}
+            for e in ok:
+                assert e.fit is not None
+                for key in e.dev.capacity:
+                    publishers[key] = publishers.get(key, 0) + 1
+                for key, default in e.fit.defaulted:
+                    defaults.setdefault(key, set()).add(str(default))
+            for key, values in sorted(defaults.items()):
+                count = sum(1 for e in ok if e.fit is not None and any(k == key for k, _ in e.fit.defaulted))
+                if count != publishers.get(key, 0):
+                    continue
+                shown = " or ".join(sorted(values))
+                notes.append(
+                    Note(
+                        Reason.CAPACITY_DEFAULTED,
+                        f'request "{alt.display}": {key} is not requested, so the request policy default {shown} will be consumed',
+                        alt.path,
+                        Severity.INFO,
+                    )
+                )
+    return notes

@@ -1,0 +1,89 @@
+"""A claim spec flattened into what the search iterates over.
+
+Why flatten: ``exactly`` and ``firstAvailable`` are two spellings of "one or more ways to
+satisfy this request"; the search treats a plain request as a request with one alternative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from app.k8s.field import Path
+from app.k8s.models import DeviceSelector, DeviceToleration, ExactDeviceRequest, ResourceClaimSpec
+from app.k8s.quantity import Quantity
+
+__all__ = ["Alternative", "RequestPlan", "plan_claim"]
+
+
+@dataclass(frozen=True, eq=False)
+class Alternative:
+    """One way to satisfy a request: the request itself or one of its subrequests."""
+
+    request: str
+    sub: str | None
+    path: Path
+    class_name: str
+    selectors: tuple[str | None, ...]
+    mode: str
+    count: int
+    admin: bool
+    tolerations: tuple[DeviceToleration, ...]
+    capacity: Mapping[str, Quantity] = field(default_factory=dict)
+    key: int = 0
+    """Position among all alternatives of the claim (a cache key)."""
+
+    @property
+    def display(self) -> str:
+        return f"{self.request}/{self.sub}" if self.sub else self.request
+
+    @property
+    def all_mode(self) -> bool:
+        return self.mode == "All"
+
+
+@dataclass(frozen=True, eq=False)
+class RequestPlan:
+    name: str
+    path: Path
+    alternatives: tuple[Alternative, ...]
+
+
+def _selectors(items: list[DeviceSelector]) -> tuple[str | None, ...]:
+    return tuple(s.cel.expression if s.cel is not None else None for s in items)
+
+
+def _alternative(name: str, sub: str | None, path: Path, req: ExactDeviceRequest | object, key: int) -> Alternative:
+    class_name: str = getattr(req, "device_class_name", "")
+    mode: str = getattr(req, "allocation_mode", "") or "ExactCount"
+    count: int = getattr(req, "count", 0) or 1
+    capacity = getattr(req, "capacity", None)
+    return Alternative(
+        request=name,
+        sub=sub,
+        path=path,
+        class_name=class_name,
+        selectors=_selectors(getattr(req, "selectors", [])),
+        mode=mode,
+        count=count,
+        admin=bool(getattr(req, "admin_access", None)),
+        tolerations=tuple(getattr(req, "tolerations", [])),
+        capacity=dict(capacity.requests) if capacity is not None else {},
+        key=key,
+    )
+
+
+def plan_claim(spec: ResourceClaimSpec, base: Path) -> list[RequestPlan]:
+    plans: list[RequestPlan] = []
+    key = 0
+    for i, req in enumerate(spec.devices.requests):
+        rpath = base.child("devices").child("requests").index(i)
+        alts: list[Alternative] = []
+        if req.exactly is not None:
+            alts.append(_alternative(req.name, None, rpath.child("exactly"), req.exactly, key))
+            key += 1
+        for j, sub in enumerate(req.first_available):
+            alts.append(_alternative(req.name, sub.name, rpath.child("firstAvailable").index(j), sub, key))
+            key += 1
+        plans.append(RequestPlan(req.name, rpath, tuple(alts)))
+    return plans

@@ -1,0 +1,331 @@
+"""The backtracking search on one node group, replaying the 1.36 allocator.
+
+Why a replay and not a clever solver: the verdict must be the scheduler's.  Apart from two
+order-dependent corners (a CEL error aborts the attempt only if the search reaches the
+device; ``distinctAttribute`` state is kept per request name) the scheduler's exhaustive
+search answers "does an allocation exist", so when neither corner applies the search may prune
+freely (symmetric devices, counting bounds); when one does, it visits devices in the
+allocator's order and prunes nothing.
+
+Semantics replayed: requests in order, ``firstAvailable`` alternatives in order, ``count`` picks
+of *different* devices (each pick starts after the previous one), ``All`` takes every matching
+device, dedicated devices are used once per claim, a multi-allocatable device serves several
+requests while its capacity lasts (consumption adds up within the claim), shared counters of a
+pool, taints, constraints, and at most 32 devices per claim.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.capacity import fits_on_top
+from app.inventory import DeviceRecord, Inventory, PoolKey
+from app.k8s.quantity import Quantity
+from app.satisfy.candidates import Candidates, Entry, Status
+from app.satisfy.constraints import ConstraintState
+from app.satisfy.plan import Alternative, RequestPlan
+
+__all__ = ["MAX_DEVICES", "Outcome", "SearchAbort", "search_group"]
+
+MAX_DEVICES = 32
+
+
+class SearchAbort(Exception):
+    """The search stops: a selector error was reached, a fatal condition, or the deadline."""
+
+    def __init__(self, kind: str, entry: Entry | None = None, detail: str = "", alt: Alternative | None = None) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.entry = entry
+        self.detail = detail
+        self.alt = alt
+
+
+@dataclass
+class Outcome:
+    """What the search found on one group."""
+
+    kind: str  # "ok" | "unsat" | "error" | "fatal" | "deadline"
+    entry: Entry | None = None
+    detail: str = ""
+    depth: int = 0
+    """How many requests the best attempt placed (for explanations)."""
+    stalled: str = ""
+    """The request at which the best attempt stalled."""
+    picks: list[tuple[str, DeviceRecord]] = field(default_factory=list)
+    alt: Alternative | None = None
+    """For ``error``: the request alternative whose selectors failed."""
+
+
+class _Search:
+    def __init__(
+        self,
+        inventory: Inventory,
+        plans: Sequence[RequestPlan],
+        cands: Mapping[int, Candidates],
+        devices: Sequence[DeviceRecord],
+        constraints: Sequence[ConstraintState],
+        deadline: float | None,
+        prune: bool,
+        keys: Mapping[int, object] | None,
+    ) -> None:
+        self.keys = keys or {}
+        self.inventory = inventory
+        self.plans = plans
+        self.cands = cands
+        self.devices = devices
+        self.constraints = constraints
+        self.deadline = deadline
+        self.prune = prune
+        self.used: set[int] = set()  # dedicated picks of this claim
+        self.picked: dict[int, int] = {}  # device index -> number of picks in this claim
+        self.consumed: dict[int, dict[str, Quantity]] = {}
+        self.counters: dict[tuple[PoolKey, str, str], Quantity] = {}
+        self.results = 0
+        self.steps = 0
+        self.depth = 0
+        self.stalled = ""
+        self.picks: list[tuple[str, DeviceRecord]] = []
+        self._lists: dict[int, list[Entry]] = {}
+        self.min_remaining = self._min_remaining()
+
+    # ------------------------------------------------------------------ helpers
+    def _min_remaining(self) -> list[int]:
+        """Lower bound of devices still to place from request i on (the 32-device rule)."""
+        need = [0] * (len(self.plans) + 1)
+        for i in range(len(self.plans) - 1, -1, -1):
+            lows = [0 if a.all_mode else a.count for a in self.plans[i].alternatives] or [0]
+            need[i] = need[i + 1] + min(lows)
+        return need
+
+    def entries(self, alt: Alternative) -> list[Entry]:
+        got = self._lists.get(alt.key)
+        if got is None:
+            cand = self.cands[alt.key]
+            got = [cand.entry(d) for d in self.devices]
+            self._lists[alt.key] = got
+        return got
+
+    def _tick(self) -> None:
+        self.steps += 1
+        if self.deadline is not None and self.steps & 0xFF == 0 and time.monotonic() > self.deadline:
+            raise SearchAbort("deadline")
+
+    # ------------------------------------------------------------------ device placement
+    def _counters_ok(self, dev: DeviceRecord) -> bool:
+        if not dev.counters or (dev.multi and self.picked.get(dev.index)):
+            return True
+        pool = self.inventory.pools[dev.pool_key]
+        for (cset, cname), amount in dev.counters.items():
+            limit = pool.counter_sets.get(cset, {}).get(cname)
+            if limit is None:
+                return False
+            prior = self.counters.get((dev.pool_key, cset, cname))
+            total = amount if prior is None else prior.add(amount)
+            if total.cmp(limit) > 0:
+                return False
+        return True
+
+    def _place(self, alt: Alternative, entry: Entry) -> _Undo | None:
+        """allocateDevice: counters, constraints, then mark. ``None`` when the device is refused."""
+        dev = entry.dev
+        if not self._counters_ok(dev):
+            return None
+        added: list[ConstraintState] = []
+        for c in self.constraints:
+            if not c.add(alt.request, alt.sub, dev):
+                for a in reversed(added):
+                    a.remove(alt.request, alt.sub, dev)
+                return None
+            added.append(c)
+        charge_counters = bool(dev.counters) and not (dev.multi and self.picked.get(dev.index))
+        if charge_counters:
+            for (cset, cname), amount in dev.counters.items():
+                key = (dev.pool_key, cset, cname)
+                prior = self.counters.get(key)
+                self.counters[key] = amount if prior is None else prior.add(amount)
+        if dev.multi:
+            assert entry.fit is not None
+            acc = self.consumed.setdefault(dev.index, {})
+            for name, amount in entry.fit.consumed.items():
+                prior = acc.get(name)
+                acc[name] = amount if prior is None else prior.add(amount)
+        elif not alt.admin:
+            self.used.add(dev.index)
+        self.picked[dev.index] = self.picked.get(dev.index, 0) + 1
+        self.results += 1
+        self.picks.append((alt.display, dev))
+        return _Undo(added, charge_counters)
+
+    def _unplace(self, alt: Alternative, entry: Entry, undo: _Undo) -> None:
+        dev = entry.dev
+        self.picks.pop()
+        self.results -= 1
+        n = self.picked[dev.index] - 1
+        if n:
+            self.picked[dev.index] = n
+        else:
+            del self.picked[dev.index]
+        if dev.multi:
+            assert entry.fit is not None
+            acc = self.consumed[dev.index]
+            for name, amount in entry.fit.consumed.items():
+                acc[name] = acc[name].sub(amount)
+            if not n:
+                del self.consumed[dev.index]
+        elif not alt.admin:
+            self.used.discard(dev.index)
+        if undo.counters:
+            for (cset, cname), amount in dev.counters.items():
+                key = (dev.pool_key, cset, cname)
+                self.counters[key] = self.counters[key].sub(amount)
+        for c in reversed(undo.constraints):
+            c.remove(alt.request, alt.sub, dev)
+
+    def _available(self, alt: Alternative, entry: Entry) -> bool:
+        """In-use check, then selectors (error aborts), then the capacity check."""
+        dev = entry.dev
+        if alt.admin:
+            if dev.index in self.picked:
+                return False
+        elif dev.index in self.used:
+            return False
+        status = entry.status
+        if status is Status.ERROR:
+            raise SearchAbort("error", entry, alt=alt)
+        if status is not Status.OK:
+            return False
+        if dev.multi:
+            already = self.consumed.get(dev.index)
+            if already and entry.fit is not None and not fits_on_top(entry.fit, dev.capacity, already):
+                return False
+        return True
+
+    # ------------------------------------------------------------------ recursion
+    def request(self, ri: int) -> bool:
+        if ri == len(self.plans):
+            return True
+        if ri > self.depth or not self.stalled:
+            self.depth = ri
+            self.stalled = self.plans[ri].name
+        for alt in self.plans[ri].alternatives:
+            if alt.all_mode:
+                if self._all(ri, alt):
+                    return True
+            elif self._slot(ri, alt, 0, 0):
+                return True
+        return False
+
+    def _slot(self, ri: int, alt: Alternative, k: int, start: int) -> bool:
+        if k == alt.count:
+            return self.request(ri + 1)
+        if self.results + (alt.count - k) + self.min_remaining[ri + 1] > MAX_DEVICES:
+            return False
+        self._tick()
+        entries = self.entries(alt)
+        tried: set[tuple[object, ...]] = set()
+        for pos in range(start, len(entries)):
+            entry = entries[pos]
+            if not self._available(alt, entry):
+                continue
+            if self.prune:
+                dev = entry.dev
+                sym = (
+                    self.keys.get(dev.index, dev.shape),
+                    dev.pool_key if dev.counters else None,
+                    dev.index in self.picked,
+                    _state_key(self.consumed.get(dev.index)),
+                )
+                if sym in tried:
+                    continue
+                tried.add(sym)
+            added = self._place(alt, entry)
+            if added is None:
+                continue
+            if self._slot(ri, alt, k + 1, pos + 1):
+                return True
+            self._unplace(alt, entry, added)
+        return False
+
+    def _all(self, ri: int, alt: Alternative) -> bool:
+        members: list[Entry] = []
+        for entry in self.entries(alt):
+            pool = self.inventory.pools[entry.dev.pool_key]
+            if not pool.usable:
+                raise SearchAbort("fatal", entry, f"pool {pool.name} is {'incomplete' if not pool.complete else 'invalid'}")
+            if entry.status is Status.ERROR:
+                raise SearchAbort("error", entry, alt=alt)
+            if entry.status is Status.OK:
+                members.append(entry)
+        if not members:
+            return False
+        if self.results + len(members) + self.min_remaining[ri + 1] > MAX_DEVICES:
+            return False
+        placed: list[tuple[Entry, _Undo]] = []
+        ok = True
+        for entry in members:
+            dev = entry.dev
+            if (not alt.admin and dev.index in self.used) or (alt.admin and dev.index in self.picked):
+                ok = False
+                break
+            if dev.multi:
+                already = self.consumed.get(dev.index)
+                if already and entry.fit is not None and not fits_on_top(entry.fit, dev.capacity, already):
+                    ok = False
+                    break
+            added = self._place(alt, entry)
+            if added is None:
+                ok = False
+                break
+            placed.append((entry, added))
+        if ok and self.request(ri + 1):
+            return True
+        for entry, added in reversed(placed):
+            self._unplace(alt, entry, added)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Undo:
+    """What one placement changed beyond the claim's own bookkeeping."""
+
+    constraints: list[ConstraintState]
+    counters: bool
+
+
+def _state_key(consumed: Mapping[str, Quantity] | None) -> tuple[tuple[str, int], ...]:
+    if not consumed:
+        return ()
+    return tuple(sorted((k, v.nanos) for k, v in consumed.items()))
+
+
+def search_group(
+    inventory: Inventory,
+    plans: Sequence[RequestPlan],
+    cands: Mapping[int, Candidates],
+    devices: Sequence[DeviceRecord],
+    constraints: Sequence[ConstraintState],
+    *,
+    deadline: float | None,
+    prune: bool,
+    keys: Mapping[int, object] | None = None,
+) -> Outcome:
+    """Run the search on one ordered device list; never raises.
+
+    With ``prune``, devices whose ``keys`` (how they behave for this claim) and current state
+    are equal to one already tried for the same slot are skipped: they lead to the same answer.
+    """
+    search = _Search(inventory, plans, cands, devices, constraints, deadline, prune, keys)
+    if search.min_remaining[0] > MAX_DEVICES:
+        return Outcome("fatal", detail=f"the claim needs at least {search.min_remaining[0]} devices; at most {MAX_DEVICES} are allowed")
+    try:
+        ok = search.request(0)
+    except SearchAbort as abort:
+        return Outcome(abort.kind, abort.entry, abort.detail, search.depth, search.stalled, alt=abort.alt)
+    except RecursionError:
+        return Outcome("deadline", detail="search too deep")
+    if ok:
+        return Outcome("ok", depth=len(plans), picks=list(search.picks))
+    return Outcome("unsat", depth=search.depth, stalled=search.stalled)

@@ -1,0 +1,92 @@
+"""Evaluating class and request selectors on a device, the way the allocator does.
+
+Why the order matters: the allocator evaluates the class selectors, then the request's, and
+stops at the first ``false``; a CEL runtime error on the way aborts the whole scheduling
+attempt.  So "does this device match?" has three answers: yes, no, or *error* — and which
+selector errored is part of the answer.  Results depend only on a device's content, so they are
+cached per device shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.inventory import DeviceRecord
+
+__all__ = ["SelectorError", "SelectorSet", "compile_selectors"]
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorError:
+    """A selector that errors (or cannot run) on a device."""
+
+    origin: str
+    """``class gpu.example.com`` or ``request`` (the request's own selectors)."""
+    index: int
+    expression: str
+    message: str
+    hint: str | None = None
+    compile_error: bool = False
+
+
+class SelectorSet:
+    """The compiled selectors of one class + one request, evaluated lazily per device shape."""
+
+    def __init__(self, entries: list[tuple[str, int, str, Any]]) -> None:
+        self._entries = entries
+        self._cache: dict[int, bool | SelectorError] = {}
+        self.rejected_by: dict[int, tuple[str, int, str]] = {}
+        """Per device shape that did not match: the selector that said no (origin, index, expression)."""
+        self.evaluated = 0
+
+    def compile_problem(self) -> SelectorError | None:
+        """The first selector that does not compile (only a class can get here unvalidated)."""
+        from app.cel import CompileFailure
+
+        for origin, index, expression, compiled in self._entries:
+            if isinstance(compiled, CompileFailure):
+                return SelectorError(origin, index, expression, compiled.message, compile_error=True)
+        return None
+
+    def match(self, dev: DeviceRecord) -> bool | SelectorError:
+        cached = self._cache.get(dev.shape)
+        if cached is not None:
+            return cached
+        result = self._evaluate(dev)
+        self._cache[dev.shape] = result
+        return result
+
+    def _evaluate(self, dev: DeviceRecord) -> bool | SelectorError:
+        from app.cel import CelRuntimeError, CompileFailure
+
+        for origin, index, expression, compiled in self._entries:
+            if isinstance(compiled, CompileFailure):
+                return SelectorError(origin, index, expression, compiled.message, compile_error=True)
+            if compiled is None:
+                return SelectorError(origin, index, expression, "selector has no CEL expression", compile_error=True)
+            if dev.broken_attribute is not None:
+                return SelectorError(
+                    origin, index, expression, f"attribute {dev.broken_attribute} has no value (unsupported attribute value)"
+                )
+            if dev.cel is None:
+                return SelectorError(origin, index, expression, "CEL device could not be built", compile_error=True)
+            self.evaluated += 1
+            got = compiled.evaluate(dev.cel)
+            if isinstance(got, CelRuntimeError):
+                return SelectorError(origin, index, expression, got.message, got.hint)
+            if got is not True:
+                self.rejected_by[dev.shape] = (origin, index, expression)
+                return False
+        return True
+
+
+def compile_selectors(class_name: str, class_selectors: tuple[str | None, ...], request_selectors: tuple[str | None, ...]) -> SelectorSet:
+    """Compile (cached by the CEL package) class selectors first, then the request's."""
+    from app.cel import compile_selector
+
+    entries: list[tuple[str, int, str, Any]] = []
+    for origin, selectors in ((f"class {class_name}", class_selectors), ("request", request_selectors)):
+        for i, expr in enumerate(selectors):
+            entries.append((origin, i, expr or "", compile_selector(expr) if expr else None))
+    return SelectorSet(entries)
