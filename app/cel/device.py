@@ -30,9 +30,14 @@ class CelDevice:
     ``error`` is set when the device cannot be evaluated at all (Kubernetes fails every
     selector on such a device).  ``memo`` is a small per-device cache of selector results
     keyed by selector serial; it is an internal optimisation and never changes results.
+    ``engine_value`` caches an engine's own conversion of the device (see
+    :mod:`app.cel.celpy_engine`); it is derived data, written at most once per value (a race
+    between threads converts twice and keeps one of two equal results).
     """
 
-    __slots__ = ("allowMultipleAllocations", "attributes", "capacity", "driver", "error", "memo", "serial")
+    __slots__ = (
+        "allowMultipleAllocations", "attributes", "capacity", "driver", "engine_value", "error", "memo", "serial",
+    )
 
     driver: str
     allowMultipleAllocations: bool
@@ -41,6 +46,7 @@ class CelDevice:
     error: str | None
     memo: dict[int, Any]
     serial: int
+    engine_value: Any
 
     def __init__(
         self, driver: str, allow_multiple: bool, attributes: DefaultMap, capacity: DefaultMap, error: str | None
@@ -52,6 +58,7 @@ class CelDevice:
         object.__setattr__(self, "error", error)
         object.__setattr__(self, "memo", {})
         object.__setattr__(self, "serial", next(_serial))
+        object.__setattr__(self, "engine_value", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("CelDevice is immutable")

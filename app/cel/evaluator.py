@@ -1,10 +1,15 @@
-"""Turn a checked tree into a tree of Python closures and run it with cel-go semantics.
+"""The ``compiled`` engine: turn a checked tree into Python closures and run it with cel-go semantics.
 
-Why not cel-python's own evaluator: measured at 280–1,400 µs per (expression, device) pair
-(cel.md §4), and it differs from cel-go where Kubernetes users would notice (cross-type
-numeric comparison, heterogeneous ``==``, ``1 + 2u``, ``cel.bind``, two-variable
-comprehensions, error absorption and messages).  Closures compiled once per expression run the
-common selectors in a few microseconds and give us exact control of those semantics.
+Not the default: the product runs selectors on cel-python's evaluator
+(:mod:`app.cel.celpy_engine`, selected in :mod:`app.cel.engines`).  This engine is kept as
+
+* the differential-testing oracle (``tests/cel/test_engine_differential.py`` runs both engines on
+  the same corpus and requires identical results), and
+* the evaluator for the few constructs cel-python cannot evaluate at all (``cel.bind``,
+  two-variable comprehensions, leading-dot calls, very deep trees), which the cel-python engine
+  routes here at compile time.
+
+Closures compiled once per expression run common selectors in about a microsecond.
 
 Evaluation state is a per-call ``frame`` list (slot 0: the running cost, slot 1: the device,
 further slots: comprehension / ``cel.bind`` variables, allocated lexically at compile time),

@@ -30,7 +30,7 @@ from app.cel import ast as A
 from app.cel.errors import format_error
 from app.cel.values import UInt
 
-__all__ = ["ParseError", "parse"]
+__all__ = ["ParseError", "parse", "parse_with_tree", "read_literal"]
 
 MAX_RECURSION_DEPTH = 250  # cel-go parser default (parser.MaxRecursionDepth)
 
@@ -394,8 +394,18 @@ class _Converter:
         return A.Call(pos, fn, target, args)
 
 
+def read_literal(tok: lark.Token) -> object:
+    """The value of one literal token (draguard's value model), for engines walking the Lark tree."""
+    return _literal(tok).value
+
+
 def parse(src: str) -> A.Expr:
     """Parse ``src``; raises :class:`ParseError` with the cel-go rendering of every error."""
+    return parse_with_tree(src)[0]
+
+
+def parse_with_tree(src: str) -> tuple[A.Expr, lark.Tree[Any]]:
+    """Like :func:`parse`, also returning cel-python's Lark tree (what ``celpy.Evaluator`` walks)."""
     with _lock:
         errors, tree = _syntax_errors(src)
     if errors or tree is None:
@@ -411,4 +421,4 @@ def parse(src: str) -> A.Expr:
         ) from None
     for i, node in enumerate(A.walk(root), start=1):
         node.id = i
-    return root
+    return root, tree

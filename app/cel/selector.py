@@ -1,12 +1,15 @@
 """``compile_selector`` / ``CompiledSelector.evaluate``: the public face of the DRA CEL engine.
 
 Pipeline: length limit → parse (cel-python's grammar) → type check → result-type check → cost
-estimate → closure compilation.  Each step produces the API server's message on failure.
+estimate → engine ``prepare`` (:mod:`app.cel.engines`; cel-python's evaluator by default).  Each
+step produces the API server's message on failure; everything before the engine is
+engine-independent, so both engines accept and reject exactly the same selectors.
 
 Speed model (why it is fast enough for 10,000-device inventories):
 
 * compiled selectors are cached by expression text (LRU-bounded);
-* devices are converted once (:class:`~app.cel.device.CelDevice`);
+* devices are converted once (:class:`~app.cel.device.CelDevice`); the cel-python engine's own
+  ``celtypes`` conversion is made lazily, only for devices that are really evaluated;
 * results are cached per *projection*: the checker-typed tree tells exactly which
   ``device.attributes[dom].id`` / ``device.capacity[dom].id`` / ``device.driver`` /
   ``device.allowMultipleAllocations`` an expression can read (constant keys, possibly through
@@ -17,8 +20,8 @@ Speed model (why it is fast enough for 10,000-device inventories):
 * each device also remembers the last results per selector (a small bounded memo), which makes
   repeated passes over an inventory a dictionary lookup per device.
 
-Thread safety: compiled programs hold no mutable state (evaluation state lives in a per-call
-frame), the compile cache is guarded by a lock, and the result caches are plain dicts whose
+Thread safety: prepared programs hold no mutable state (evaluation state lives in per-call
+frames / evaluator objects, see the engine modules), the compile cache is guarded by a lock, and the result caches are plain dicts whose
 individual get/set operations are atomic under the GIL; a race can only cause the same pure
 evaluation to run twice, never a wrong answer.  Parsing is serialised inside
 :mod:`app.cel.parser`.  No cel-python ``Environment`` is created, so nothing here touches the
@@ -37,9 +40,10 @@ from app.cel import ast as A
 from app.cel import types as T
 from app.cel.cost import estimate_cost
 from app.cel.device import CelDevice
+from app.cel.engines import Engine, ProgramSource, default_engine
 from app.cel.errors import CelRuntimeError, CompileFailure, EvalError, format_error
-from app.cel.evaluator import COST_LIMIT, Program, compile_program
-from app.cel.parser import ParseError, parse
+from app.cel.evaluator import COST_LIMIT
+from app.cel.parser import ParseError, parse_with_tree
 from app.cel.typecheck import check
 from app.cel.values import type_name
 
@@ -177,13 +181,16 @@ _EMPTY: dict[str, Any] = {}
 class CompiledSelector:
     """A compiled, type-checked selector.  ``evaluate`` never raises."""
 
-    __slots__ = ("_cache", "_key", "_program", "_serial", "expression", "max_cost", "reads")
+    __slots__ = ("_cache", "_engine", "_key", "_prepared", "_serial", "expression", "max_cost", "reads")
 
-    def __init__(self, expression: str, program: Program, max_cost: int, reads: frozenset[ReadPath] | None) -> None:
+    def __init__(
+        self, expression: str, engine: Engine, prepared: Any, max_cost: int, reads: frozenset[ReadPath] | None
+    ) -> None:
         self.expression = expression
         self.max_cost = max_cost
         self.reads = reads
-        self._program = program
+        self._engine = engine
+        self._prepared = prepared
         self._serial = next(_serials)
         self._cache: dict[tuple[Any, ...], bool | CelRuntimeError] = {}
         self._key = _key_fn(reads) if reads is not None else None
@@ -216,7 +223,7 @@ class CompiledSelector:
 
     def _run(self, device: CelDevice) -> bool | CelRuntimeError:
         try:
-            value = self._program.run(device)
+            value = self._engine.run(self._prepared, device)
         except EvalError as e:
             return _runtime_error(e)
         except RecursionError:
@@ -262,15 +269,17 @@ class _HintingSelector(CompiledSelector):
 
 
 # --------------------------------------------------------------------------- compilation
-_cache: OrderedDict[tuple[str, bool], CompiledSelector | CompileFailure] = OrderedDict()
+_cache: OrderedDict[tuple[str, bool, str], CompiledSelector | CompileFailure] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def _compile(expression: str, enforce_cost_limit: bool) -> CompiledSelector | CompileFailure:
+def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = None) -> CompiledSelector | CompileFailure:
+    if engine is None:
+        engine = default_engine()
     if len(expression.encode("utf-8")) > MAX_EXPRESSION_LENGTH:
         return CompileFailure("too_long", f"may not be more than {MAX_EXPRESSION_LENGTH} bytes")
     try:
-        root = parse(expression)
+        root, tree = parse_with_tree(expression)
     except ParseError as e:
         return CompileFailure("invalid", "compilation failed: " + e.message)
     checked = check(root)
@@ -284,10 +293,10 @@ def _compile(expression: str, enforce_cost_limit: bool) -> CompiledSelector | Co
         return CompileFailure("invalid", f"must evaluate to bool or the unknown type, not {result_type}")
     cost = estimate_cost(root, checked)
     try:
-        program = compile_program(root, checked, counting=cost > COST_LIMIT)
+        prepared = engine.prepare(ProgramSource(expression, root, checked, tree, counting=cost > COST_LIMIT))
     except RecursionError:
         return CompileFailure("invalid", "compilation failed: expression recursion limit exceeded")
-    selector = _HintingSelector(expression, program, cost, _read_set(root))
+    selector = _HintingSelector(expression, engine, prepared, cost, _read_set(root))
     if cost > COST_LIMIT and enforce_cost_limit:
         return CompileFailure("cost", "too complex, exceeds cost limit")
     return selector
@@ -300,13 +309,14 @@ def compile_selector(expression: str, enforce_cost_limit: bool = True) -> Compil
     estimating cost: a too-expensive selector then comes back runnable and fails at evaluation
     with ``operation cancelled: actual cost limit exceeded`` once it really exceeds the budget.
     """
-    key = (expression, enforce_cost_limit)
+    engine = default_engine()
+    key = (expression, enforce_cost_limit, engine.name)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    result = _compile(expression, enforce_cost_limit)
+    result = _compile(expression, enforce_cost_limit, engine)
     with _cache_lock:
         _cache[key] = result
         if len(_cache) > _COMPILE_CACHE_SIZE:

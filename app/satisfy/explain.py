@@ -72,6 +72,29 @@ def explain_alternative(alt: Alternative, cand: Candidates, inventory: Inventory
 _PLACEHOLDER = "\x00request\x00"
 
 
+def _no_match_message(alt: Alternative, cand: Candidates, evaluated: list[Entry]) -> str:
+    """Blame the selector that turned away the devices of the class, not the class itself.
+
+    Devices of other drivers are turned away by the class selectors; when some devices pass
+    the class, the request's own selectors are the ones that matched nothing.
+    """
+    rejections = [cand.selectors.rejected_by.get(e.dev.shape) for e in evaluated]
+    in_class = [r for r in rejections if r is None or not r[0].startswith("class")]
+    pool = in_class or rejections
+    top = Counter(pool).most_common(1)[0][0] if pool else None
+    if top is None:
+        which = "the selectors"
+    else:
+        origin, index, expr = top
+        which = f"selector #{index} of the {origin.split(' ')[0]} ({expr})"
+    if in_class:
+        return f"{_quote(alt)}: no device matches {which} ({len(in_class)} devices of class {alt.class_name} evaluated)"
+    return (
+        f"{_quote(alt)}: no device matches {which}: none of the {len(evaluated)} reachable devices "
+        f"belongs to class {alt.class_name}"
+    )
+
+
 def _explain(template: Alternative, cand: Candidates, inventory: Inventory) -> str | None:
     import dataclasses
 
@@ -87,14 +110,7 @@ def _explain(template: Alternative, cand: Candidates, inventory: Inventory) -> s
         return f"{_quote(alt)}: the inventory has no devices that any node can reach"
     matched = [e for e in evaluated if e.status in (Status.OK, Status.CAPACITY, Status.TAINT)]
     if not matched:
-        rejected = Counter(cand.selectors.rejected_by.get(e.dev.shape) for e in evaluated)
-        top = rejected.most_common(1)[0][0] if rejected else None
-        if top is not None:
-            origin, index, expr = top
-            which = f"selector #{index} of the {origin.split(' ')[0]} ({expr})"
-        else:
-            which = "the selectors"
-        return f"{_quote(alt)}: no device matches {which} ({len(evaluated)} devices of class {alt.class_name} evaluated)"
+        return _no_match_message(alt, cand, evaluated)
     if not ok:
         caps = [e for e in matched if e.status is Status.CAPACITY]
         if caps:

@@ -1,4 +1,4 @@
-"""Test helpers: evaluate arbitrary (non-bool) expressions through the same pipeline."""
+"""Test helpers: evaluate arbitrary (non-bool) expressions through the same pipeline and engine."""
 
 from __future__ import annotations
 
@@ -7,20 +7,23 @@ from typing import Any
 from app.cel import make_device
 from app.cel.cost import estimate_cost
 from app.cel.device import CelDevice
+from app.cel.engines import ProgramSource, default_engine
 from app.cel.errors import EvalError
-from app.cel.evaluator import compile_program
-from app.cel.parser import parse
+from app.cel.parser import parse, parse_with_tree
 from app.cel.typecheck import check
 
 EMPTY_DEVICE = make_device("dra.example.com", False, {}, {})
 
 
 def value(expr: str, device: CelDevice = EMPTY_DEVICE) -> Any:
-    """The CEL value of ``expr``; raises AssertionError on compile errors, EvalError at runtime."""
-    root = parse(expr)
+    """The CEL value of ``expr`` under the current default engine; raises AssertionError on compile
+    errors, EvalError at runtime."""
+    root, tree = parse_with_tree(expr)
     checked = check(root)
     assert not checked.errors, checked.errors
-    return compile_program(root, checked, counting=estimate_cost(root, checked) > 1_000_000).run(device)
+    engine = default_engine()
+    counting = estimate_cost(root, checked) > 1_000_000
+    return engine.run(engine.prepare(ProgramSource(expr, root, checked, tree, counting)), device)
 
 
 def runtime_error(expr: str, device: CelDevice = EMPTY_DEVICE) -> str:

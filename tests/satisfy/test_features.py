@@ -94,6 +94,21 @@ def test_selectors() -> None:
     assert verdict(notes) == "unsat" and "no device matches" in message(notes) and "1 devices of class" in message(notes)
 
 
+def test_no_match_blames_the_request_selector_not_the_class() -> None:
+    gpus = rslice("n1", [device("d0", attrs={"model": "a100"})])
+    nics = rslice("n1", [device(f"nic{i}") for i in range(3)], driver="nic.example.com", pool="n1-nic", name="n1-nic")
+    inv = inventory(gpus, nics)
+    no = req("gpu", selectors=(f'device.attributes["{DRIVER}"].model == "h100"',))
+    text = message(check(claim(no), inv))
+    assert "selector #0 of the request" in text and "1 devices of class" in text
+
+
+def test_no_device_of_the_class_blames_the_class() -> None:
+    inv = inventory(rslice("n1", [device("nic0")], driver="nic.example.com"))
+    text = message(check(claim(req("gpu")), inv))
+    assert "selector #0 of the class" in text and "none of the 1 reachable devices belongs to class" in text
+
+
 def test_match_attribute() -> None:
     devs = [device("d0", attrs={"numa": 0}), device("d1", attrs={"numa": 1}), device("d2", attrs={"numa": 1})]
     inv = inventory(rslice("n1", devs))

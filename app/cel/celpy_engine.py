@@ -1,0 +1,686 @@
+"""The default evaluation engine: cel-python's evaluator (``celpy.evaluation.Evaluator``).
+
+What runs: cel-python's tree-walking interpreter over the Lark tree of cel-python's own grammar
+(the tree :func:`app.cel.parser.parse_with_tree` returns), with draguard's Kubernetes function
+library (:data:`app.cel.library.FUNCTIONS`) registered as cel-python functions in one shared,
+read-only :class:`celpy.evaluation.Activation`, and the ``device`` variable converted to
+``celtypes`` values.  The type checker, cost estimator and result caches run in front of it and
+are engine-independent (:mod:`app.cel.selector`).
+
+Where cel-python differs from cel-go (cel.md §3, §6), Kubernetes semantics win, and the fixes
+live here — never in the callers:
+
+* **value adapters** (:func:`to_py` / :func:`to_cel`): every registered function receives
+  draguard's plain value model and its result is converted back to ``celtypes``.  That gives
+  cross-type numeric comparisons (``1 < 1.5``), heterogeneous ``==`` (``"a" == 1`` is false),
+  cel-go's messages (``no such key: model``, ``no such overload: …``) and the Kubernetes
+  Quantity/Semver/strings/lists/sets libraries with one implementation shared with the
+  compiled engine.  Library failures come back as CEL error *values* (a
+  :class:`celpy.evaluation.CELEvalError` subclass), so ``&&``/``||`` can absorb them; any
+  other Python exception is carried past cel-python's ``except TypeError/ValueError``
+  handlers (which would relabel it ``no such overload``) and re-raised, exactly like the
+  compiled engine lets it escape;
+* **an Evaluator subclass** (:class:`_K8sEvaluator`) that overrides only what cel-python gets
+  wrong: left-to-right short-circuit ``&&``/``||``/``?:`` with cel-go's error absorption,
+  field selection on maps (``no such key: <id>``), ``has()``, map literals (repeated keys),
+  the comprehension macros (``all``/``exists``/``exists_one``/``existsOne``/``map``/
+  ``filter``, which cel-python evaluates eagerly and treats error values as truthy),
+  namespaced functions (``sets.contains``), type identifiers (``int``) and literals
+  (pre-decoded once, with the parser's own unescaping).  Unknown attribute/capacity domains
+  read as empty maps through :class:`_DefaultMapType`;
+* **the runtime cost limit**: when the static estimate does not already prove the selector
+  cheap, :class:`_CountingEvaluator` charges cel-go-like costs per visited node (1 per
+  identifier/selection/index/call/operator, 10 per list literal, 30 per map literal, 3 per
+  comprehension iteration — the same units the compiled engine charges) and stops with
+  ``operation cancelled: actual cost limit exceeded`` past 1,000,000 (cel.md §7).
+
+Routed to the compiled engine (decided once, at compile time, from the syntax tree; see
+:func:`routing_reason`) — only constructs cel-python cannot evaluate at all:
+
+* ``cel.bind(v, init, body)`` — cel-python has no ``ext.Bindings`` (``undeclared reference to
+  'bind'``);
+* two-variable comprehensions (``m.all(k, v, …)``, ``transformList``, ``transformMap``) —
+  cel-python raises a raw ``ValueError`` on them;
+* leading-dot function calls (``.size(x)``) — cel-python's ``dot_ident_arg`` is unimplemented;
+* trees nested deeper than :data:`MAX_CELPY_DEPTH` — cel-python's evaluator recurses several
+  Python frames per tree level and would exhaust the interpreter's recursion limit (cel-python
+  itself raises that limit process-wide in ``Environment()``; draguard never does).
+
+Caching and speed: a device is converted to ``celtypes`` lazily, on its first real evaluation,
+and the conversion is kept on :attr:`CelDevice.engine_value`; selectors answered from the
+projection/result caches never convert the device at all.  The Lark tree is simplified once
+per selector (single-child precedence wrappers such as ``expr → conditionalor → … → member``
+are dropped — cel-python's docs name AST transformation as the intended optimisation hook).
+
+Thread safety: no ``celpy.Environment`` is ever created (its constructor calls
+``sys.setrecursionlimit`` and its parser is a process-wide singleton, cel.md §6.4), and
+``CompiledRunner`` (module-global activation, not thread-safe) is not used.  A prepared
+program is immutable; every evaluation builds its own evaluator objects, variables and cost
+budget; the shared :class:`~celpy.evaluation.Activation` is only read (function lookup).
+Concurrent evaluations of one selector are therefore safe; the only shared write is the
+benign device-conversion cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import lark
+from celpy import celtypes
+from celpy.evaluation import Activation, CELEvalError, Evaluator, Result
+
+from app.cel import ast as A
+from app.cel.device import CelDevice
+from app.cel.errors import EvalError
+from app.cel.library import FUNCTIONS
+from app.cel.parser import read_literal
+from app.cel.values import DefaultMap, TypeValue, UInt, go_type_name, no_overload, type_name
+
+__all__ = [
+    "COST_LIMIT", "MAX_CELPY_DEPTH", "CelpyProgram", "device_value", "prepare", "routing_reason", "run", "to_cel",
+    "to_py",
+]
+
+COST_LIMIT = 1_000_000
+MAX_CELPY_DEPTH = 96  # surviving tree levels; ~6 Python frames each inside cel-python's evaluator
+
+BoolType = celtypes.BoolType
+IntType = celtypes.IntType
+UintType = celtypes.UintType
+DoubleType = celtypes.DoubleType
+StringType = celtypes.StringType
+BytesType = celtypes.BytesType
+ListType = celtypes.ListType
+MapType = celtypes.MapType
+
+TRUE = BoolType(True)
+FALSE = BoolType(False)
+
+
+# --------------------------------------------------------------------------- errors
+class _KErr(CELEvalError):
+    """A CEL error value with draguard's (cel-go) message; ``&&``/``||`` absorb it like any CELEvalError."""
+
+    def __init__(self, message: str, missing_key: str | None = None) -> None:
+        super().__init__(message, EvalError, (message,))
+        self.message = message
+        self.missing_key = missing_key
+
+
+def _err(e: EvalError) -> _KErr:
+    return _KErr(e.message, e.missing_key)
+
+
+class _Escape(Exception):
+    """A raw Python exception from a library function, carried past cel-python's handlers."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(original)
+        self.original = original
+
+
+class _CostExceeded(Exception):
+    """Raised (not returned) so that no ``&&``/``||``/macro can absorb it."""
+
+
+# --------------------------------------------------------------------------- values
+class _DefaultMapType(MapType):
+    """``device.attributes`` / ``device.capacity``: an unknown domain reads as an empty map."""
+
+    def __missing__(self, key: Any) -> Any:
+        return _EMPTY
+
+
+_EMPTY = MapType()
+
+
+class _DeviceMap(MapType):
+    """The ``device`` variable; remembers its :class:`CelDevice` so library functions see the same object."""
+
+    device: CelDevice
+
+
+def _list_to_py(v: Any) -> list[Any]:
+    return [to_py(x) for x in v]
+
+
+def _map_to_py(v: Any) -> dict[Any, Any]:
+    return {to_py(k): to_py(x) for k, x in v.items()}
+
+
+def _default_map_to_py(v: Any) -> DefaultMap:
+    return DefaultMap({to_py(k): to_py(x) for k, x in v.items()})
+
+
+_TO_PY: dict[type, Callable[[Any], Any]] = {
+    BoolType: bool, IntType: int, UintType: UInt, DoubleType: float, StringType: str, BytesType: bytes,
+    ListType: _list_to_py, MapType: _map_to_py, _DefaultMapType: _default_map_to_py,
+    _DeviceMap: lambda v: v.device,
+}
+
+
+def to_py(v: Any) -> Any:
+    """``celtypes`` value → draguard's value model (Quantity, Semver, TypeValue, None pass through)."""
+    f = _TO_PY.get(type(v))
+    return v if f is None else f(v)
+
+
+def _list_to_cel(v: Any) -> Any:
+    return ListType([to_cel(x) for x in v])
+
+
+def _map_to_cel(v: Any) -> Any:
+    return MapType({to_cel(k): to_cel(x) for k, x in v.items()})
+
+
+def _default_map_to_cel(v: Any) -> Any:
+    return _DefaultMapType({to_cel(k): to_cel(x) for k, x in v.items()})
+
+
+# The celtypes constructors re-validate (IntType builds a range-checking wrapper per call); the
+# library has already range-checked every value, so the base-type constructors are enough.
+_TO_CEL: dict[type, Callable[[Any], Any]] = {
+    bool: lambda v: TRUE if v else FALSE, int: lambda v: int.__new__(IntType, v),
+    UInt: lambda v: int.__new__(UintType, v), float: lambda v: float.__new__(DoubleType, v),
+    str: lambda v: str.__new__(StringType, v), bytes: lambda v: bytes.__new__(BytesType, v),
+    list: _list_to_cel, tuple: _list_to_cel, dict: _map_to_cel, DefaultMap: _default_map_to_cel,
+    CelDevice: lambda v: device_value(v),
+}
+
+
+def to_cel(v: Any) -> Any:
+    """draguard value → ``celtypes`` value (Quantity, Semver, TypeValue, None pass through)."""
+    f = _TO_CEL.get(type(v))
+    return v if f is None else f(v)
+
+
+def device_value(d: CelDevice) -> Any:
+    """The ``device`` variable for cel-python, converted on first use and cached on the device."""
+    v = d.engine_value
+    if v is None:
+        s = StringType
+        v = _DeviceMap({
+            s("driver"): s(d.driver),
+            s("allowMultipleAllocations"): TRUE if d.allowMultipleAllocations else FALSE,
+            s("attributes"): _default_map_to_cel(d.attributes),
+            s("capacity"): _default_map_to_cel(d.capacity),
+        })
+        v.device = d
+        object.__setattr__(d, "engine_value", v)
+    return v
+
+
+# --------------------------------------------------------------------------- functions
+def _wrap(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
+    """Register ``impl`` (draguard value model, raises EvalError) as a cel-python function."""
+
+    def fn(*args: Any) -> Any:
+        for a in args:
+            if isinstance(a, CELEvalError):
+                return a  # strict: the first error argument is the result (cel-go order)
+        try:
+            return to_cel(impl(*[to_py(a) for a in args]))
+        except EvalError as e:
+            return _err(e)
+        except (_Escape, _CostExceeded):
+            raise
+        except Exception as e:  # not TypeError/ValueError to cel-python: it would relabel them
+            raise _Escape(e) from e
+
+    fn.__name__ = name
+    return fn
+
+
+_getitem: Callable[[Any, Any], Any] = dict.__getitem__  # skips MapType's key check; keeps __missing__
+
+_SAME_TYPE_EQ: dict[type, Callable[[Any, Any], bool]] = {
+    StringType: str.__eq__, IntType: int.__eq__, BoolType: int.__eq__, UintType: int.__eq__,
+}
+
+
+def _fast_eq(slow: Callable[..., Any], negate: bool) -> Callable[..., Any]:
+    def eq(a: Any, b: Any) -> Any:
+        ta = type(a)
+        if ta is type(b):
+            f = _SAME_TYPE_EQ.get(ta)
+            if f is not None:
+                return TRUE if f(a, b) is not negate else FALSE
+        return slow(a, b)
+
+    return eq
+
+
+def _fast_index(slow: Callable[..., Any]) -> Callable[..., Any]:
+    def index(c: Any, k: Any) -> Any:
+        tc = type(c)
+        if (tc is MapType or tc is _DefaultMapType) and type(k) is StringType:
+            try:
+                return _getitem(c, k)
+            except KeyError:
+                return _KErr(f"no such key: {k}", str(k))
+        return slow(c, k)
+
+    return index
+
+
+def _fast_in(slow: Callable[..., Any]) -> Callable[..., Any]:
+    def contains(elem: Any, c: Any) -> Any:
+        tc = type(c)
+        if type(elem) is StringType and (tc is MapType or tc is _DefaultMapType):
+            return TRUE if elem in c else FALSE
+        return slow(elem, c)
+
+    return contains
+
+
+def _functions() -> dict[str, Callable[..., Any]]:
+    out: dict[str, Callable[..., Any]] = {}
+    for name, f in FUNCTIONS.items():
+        celpy_name = "_in_" if name == "@in" else name  # cel-python's name for the `in` operator
+        out[celpy_name] = _wrap(celpy_name, f.impl)
+    out["_==_"] = _fast_eq(out["_==_"], negate=False)
+    out["_!=_"] = _fast_eq(out["_!=_"], negate=True)
+    out["_[_]"] = _fast_index(out["_[_]"])
+    out["_in_"] = _fast_in(out["_in_"])
+    return out
+
+
+_FUNCS = _functions()
+# One Activation for every evaluation, only ever read: ChainMap(draguard's functions, celpy's base).
+_ACTIVATION = Activation(functions=_FUNCS)
+_TYPE_IDENTS = frozenset({"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type",
+                          "dyn"})
+
+
+def _type_error(fn: str, v: Any) -> _KErr:
+    return _err(no_overload(fn, to_py(v)))
+
+
+# --------------------------------------------------------------------------- tree helpers
+_COLLAPSIBLE = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary",
+                          "member", "paren_expr"})
+_BINARY = {
+    "relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_", "relation_eq": "_==_",
+    "relation_ne": "_!=_", "relation_in": "_in_", "addition_add": "_+_", "addition_sub": "_-_",
+    "multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_",
+}
+_ONE_VAR_MACROS = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter"})
+
+
+def _skip(t: Any) -> Any:
+    """Drop single-child precedence wrappers (and parentheses, and ``primary`` around a literal)."""
+    while isinstance(t, lark.Tree) and len(t.children) == 1 and isinstance(t.children[0], lark.Tree) and (
+        t.data in _COLLAPSIBLE or (t.data == "primary" and t.children[0].data in ("literal", "paren_expr"))
+    ):
+        t = t.children[0]
+    return t
+
+
+def _collapse(t: lark.Tree[Any]) -> lark.Tree[Any]:
+    t = _skip(t)
+    return lark.Tree(t.data, [_collapse(c) if isinstance(c, lark.Tree) else c for c in t.children], t.meta)
+
+
+def _depth(root: lark.Tree[Any]) -> int:
+    """Depth of the collapsed tree, computed without recursion."""
+    best = 0
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    while stack:
+        t, d = stack.pop()
+        t = _skip(t)
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in t.children if isinstance(c, lark.Tree))
+    return best
+
+
+def _ident_name(t: Any) -> str | None:
+    """The identifier a (collapsed) subtree consists of, if it is a bare identifier."""
+    t = _skip(t)
+    if isinstance(t, lark.Tree) and t.data == "primary":
+        c = t.children[0]
+        if isinstance(c, lark.Tree) and c.data == "ident":
+            return str(c.children[0])
+    return None
+
+
+def _node_cost(t: lark.Tree[Any]) -> int:
+    """Runtime cost of visiting ``t`` (cel-go units, as the compiled engine charges them)."""
+    d = t.data
+    if d in ("member_dot", "member_dot_arg", "member_index"):
+        return 1
+    if d in ("relation", "addition", "multiplication", "unary"):
+        return 1 if len(t.children) == 2 else 0
+    if d == "primary":
+        c = t.children[0]
+        cd = c.data if isinstance(c, lark.Tree) else ""
+        return {"ident": 1, "dot_ident": 1, "ident_arg": 1, "list_lit": 10, "map_lit": 30}.get(cd, 0)
+    return 0
+
+
+def routing_reason(root: A.Expr, tree: lark.Tree[Any]) -> str | None:
+    """Why cel-python cannot evaluate this expression at all (→ compiled engine), or None."""
+    for node in A.walk(root):
+        if isinstance(node, A.Bind):
+            return "cel.bind is not implemented by cel-python"
+        if isinstance(node, A.Comp) and node.var2 is not None:
+            return "two-variable comprehensions are not implemented by cel-python"
+    if any(True for _ in tree.find_data("dot_ident_arg")):
+        return "leading-dot function calls are not implemented by cel-python"
+    if _depth(tree) > MAX_CELPY_DEPTH:
+        return f"nesting deeper than {MAX_CELPY_DEPTH} levels exceeds cel-python's recursive evaluator"
+    return None
+
+
+# --------------------------------------------------------------------------- program
+@dataclass(frozen=True, eq=False)
+class CelpyProgram:
+    """A selector prepared for cel-python: the simplified Lark tree plus per-node constants."""
+
+    tree: lark.Tree[Any]
+    counting: bool
+    consts: dict[int, Any] = field(default_factory=dict)  # id(literal node) → celtypes value
+    costs: dict[int, int] = field(default_factory=dict)  # id(node) → runtime cost (counting only)
+
+
+def prepare(tree: lark.Tree[Any], counting: bool) -> CelpyProgram:
+    collapsed = _collapse(tree)
+    program = CelpyProgram(collapsed, counting)
+    for node in collapsed.iter_subtrees():
+        if node.data == "literal":
+            program.consts[id(node)] = to_cel(read_literal(cast(lark.Token, node.children[0])))
+        if counting:
+            cost = _node_cost(node)
+            if cost:
+                program.costs[id(node)] = cost
+    return program
+
+
+def run(program: CelpyProgram, device: CelDevice) -> Any:
+    """Evaluate with cel-python; returns a draguard value or raises :class:`EvalError`."""
+    cls = _CountingEvaluator if program.counting else _K8sEvaluator
+    evaluator = cls(program, {"device": device_value(device)}, [0])
+    try:
+        value = evaluator.evaluate()
+    except _KErr as e:
+        raise EvalError(e.message, e.missing_key) from None
+    except CELEvalError as e:  # an error cel-python produced itself (not expected; kept readable)
+        raise EvalError(str(e.args[0]) if e.args else "evaluation error") from None
+    except _CostExceeded:
+        raise EvalError("operation cancelled: actual cost limit exceeded") from None
+    except _Escape as e:
+        raise e.original from None
+    return to_py(value)
+
+
+# --------------------------------------------------------------------------- evaluator
+class _K8sEvaluator(Evaluator):
+    """cel-python's Evaluator with cel-go (Kubernetes) semantics where the two differ."""
+
+    def __init__(self, program: CelpyProgram, variables: dict[str, Any], budget: list[int]) -> None:
+        super().__init__(program.tree, _ACTIVATION)
+        self.program = program
+        self.variables = variables
+        self.budget = budget
+
+    def _sub(self) -> _K8sEvaluator:
+        """An evaluator for a macro body: same program and budget, its own variable scope."""
+        return self.__class__(self.program, dict(self.variables), self.budget)
+
+    def _charge(self, cost: int) -> None:
+        pass
+
+    # ---------------------------------------------------------------- names and literals
+    def ident_value(self, name: str, root_scope: bool = False) -> Any:
+        try:
+            return self.variables[name]
+        except KeyError:
+            if name in _TYPE_IDENTS:
+                return TypeValue(name)
+            raise
+
+    def literal(self, tree: lark.Tree[Any]) -> Any:
+        return self.program.consts[id(tree)]
+
+    # ---------------------------------------------------------------- operators and calls
+    # Same dispatch as cel-python's (operator name → function from the Activation), without its
+    # per-call ``typing.cast(Tuple[...])`` constructions, which dominate its run time (cel.md §6.4),
+    # and without its TypeError/ValueError relabelling (registered functions return error values).
+    def _binary(self, tree: lark.Tree[Any]) -> Any:
+        ch = tree.children
+        if len(ch) == 1:
+            return self.visit(ch[0])
+        op, right = ch
+        left = self.visit(op.children[0])
+        rv = self.visit(right)
+        return self.activation.resolve_function(_BINARY[op.data])(left, rv)
+
+    relation = _binary
+    addition = _binary
+    multiplication = _binary
+
+    def unary(self, tree: lark.Tree[Any]) -> Any:
+        ch = tree.children
+        if len(ch) == 1:
+            return self.visit(ch[0])
+        op, operand = ch
+        v = self.visit(operand)
+        return self.activation.resolve_function("!_" if op.data == "unary_not" else "-_")(v)
+
+    def primary(self, tree: lark.Tree[Any]) -> Any:
+        child = tree.children[0]
+        d = child.data
+        if d == "ident":
+            name = str(child.children[0])
+            try:
+                return self.ident_value(name)
+            except KeyError:
+                return _KErr(f"undeclared reference to '{name}' (in container '')")
+        if d == "ident_arg":
+            name_token = cast(lark.Token, child.children[0])
+            args = list(child.children[1].children) if len(child.children) > 1 else []
+            if name_token.value == "has":
+                return self.macro_has_eval(child.children[1])
+            values = [self.visit(a) for a in args]
+            if name_token.value == "dyn":
+                return values[0]
+            return self.function_eval(name_token, values)
+        return super().primary(tree)
+
+    def function_eval(self, name_token: lark.Token, exprlist: Iterable[Result] | None = None) -> Any:
+        return self.activation.resolve_function(name_token.value)(*(exprlist or ()))
+
+    def method_eval(
+        self, object: Result, method_ident: lark.Token, exprlist: Iterable[Result] | None = None
+    ) -> Any:
+        return self.activation.resolve_function(method_ident.value)(object, *(exprlist or ()))
+
+    # ---------------------------------------------------------------- logic
+    def expr(self, tree: lark.Tree[Any]) -> Any:
+        ch = tree.children
+        if len(ch) == 1:
+            return self.visit(ch[0])
+        cond = self.visit(ch[0])
+        if type(cond) is BoolType:
+            return self.visit(ch[1] if cond else ch[2])
+        if isinstance(cond, CELEvalError):
+            return cond
+        return _type_error("_?_:_", cond)
+
+    def conditionalor(self, tree: lark.Tree[Any]) -> Any:
+        ch = tree.children
+        if len(ch) == 1:
+            return self.visit(ch[0])
+        return self._logic(ch[0], ch[1], True, "_||_")
+
+    def conditionaland(self, tree: lark.Tree[Any]) -> Any:
+        ch = tree.children
+        if len(ch) == 1:
+            return self.visit(ch[0])
+        return self._logic(ch[0], ch[1], False, "_&&_")
+
+    def _logic(self, left: Any, right: Any, decisive: bool, fn: str) -> Any:
+        """cel-go's commutative ``&&``/``||``: a decisive operand wins over an error on either side,
+        otherwise the left error, then the right one; the right side is skipped when the left decides."""
+        lv = self.visit(left)
+        err: Result | None = None
+        if type(lv) is BoolType:
+            if bool(lv) is decisive:
+                return lv
+        elif isinstance(lv, CELEvalError):
+            err = lv
+        else:
+            err = _type_error(fn, lv)
+        rv = self.visit(right)
+        if type(rv) is BoolType:
+            if bool(rv) is decisive or err is None:
+                return rv
+            return err
+        if err is not None:
+            return err
+        if isinstance(rv, CELEvalError):
+            return rv
+        return _type_error(fn, rv)
+
+    # ---------------------------------------------------------------- selection
+    def member_dot(self, tree: lark.Tree[Any]) -> Any:
+        member_tree, tok = tree.children
+        m = self.visit(member_tree)
+        if isinstance(m, CELEvalError):
+            return m
+        name = str(tok)
+        if isinstance(m, MapType):
+            try:
+                return _getitem(m, name)
+            except KeyError:
+                return _KErr(f"no such key: {name}", name)
+        return _KErr(f"type '{type_name(to_py(m))}' does not support field selection")
+
+    def macro_has_eval(self, exprlist: lark.Tree[Any]) -> Any:
+        sel = _skip(exprlist.children[0])
+        m = self.visit(sel.children[0])
+        if isinstance(m, CELEvalError):
+            return m
+        if isinstance(m, MapType):
+            return TRUE if str(sel.children[1]) in m else FALSE
+        return _KErr(f"invalid type for field selection: {type_name(to_py(m))}")
+
+    def mapinits(self, tree: lark.Tree[Any]) -> Any:
+        values = [self.visit(c) for c in tree.children]
+        out = MapType()
+        seen: set[Any] = set()
+        for k, v in zip(values[0::2], values[1::2], strict=True):
+            if isinstance(k, CELEvalError):
+                return k
+            pk = to_py(k)
+            if pk in seen:
+                return _KErr(f"Failed with repeated key: {pk}")
+            seen.add(pk)
+            if isinstance(v, CELEvalError):
+                return v
+            out[k] = v
+        return out
+
+    # ---------------------------------------------------------------- calls and macros
+    def member_dot_arg(self, tree: lark.Tree[Any]) -> Any:
+        ch = tree.children
+        member_tree, tok = ch[0], cast(lark.Token, ch[1])
+        name = str(tok)
+        args = list(ch[2].children) if len(ch) > 2 else []
+        if (name in _ONE_VAR_MACROS and len(args) == 2) or (name == "map" and len(args) == 3):
+            return self._macro(name, member_tree, args)
+        ns = _ident_name(member_tree)
+        if ns is not None and ns not in self.variables:
+            qualified = _FUNCS.get(f"{ns}.{name}")  # sets.contains(...): a namespaced global function
+            if qualified is not None:
+                return qualified(*[self.visit(a) for a in args])
+        member = self.visit(member_tree)
+        values = [self.visit(a) for a in args]
+        return self.method_eval(member, tok, values)
+
+    def _items(self, rng: Any) -> Iterable[Any] | _KErr:
+        if isinstance(rng, ListType):
+            return rng
+        if isinstance(rng, MapType):
+            return list(rng)
+        return _KErr(f"got '{go_type_name(to_py(rng))}', expected iterable type")
+
+    def _macro(self, name: str, member_tree: Any, args: list[Any]) -> Any:
+        rng = self.visit(member_tree)
+        if isinstance(rng, CELEvalError):
+            return rng
+        items = self._items(rng)
+        if isinstance(items, _KErr):
+            return items
+        var = _ident_name(args[0])
+        assert var is not None  # the parser accepted the macro, so its variable is an identifier
+        sub = self._sub()
+        scope = sub.variables
+        pred = args[1]
+        if name in ("all", "exists"):
+            decisive = name == "exists"
+            err: Result | None = None
+            for item in items:
+                self._charge(3)
+                scope[var] = item
+                v = sub.visit(pred)
+                if type(v) is BoolType:
+                    if bool(v) is decisive:
+                        return v
+                elif err is None:
+                    err = v if isinstance(v, CELEvalError) else _type_error("_&&_", v)
+            if err is not None:
+                return err
+            return FALSE if decisive else TRUE
+        if name in ("exists_one", "existsOne"):
+            n = 0
+            for item in items:
+                self._charge(3)
+                scope[var] = item
+                v = sub.visit(pred)
+                if type(v) is BoolType:
+                    n += bool(v)
+                elif isinstance(v, CELEvalError):
+                    return v
+                else:
+                    return _type_error("_?_:_", v)
+            return TRUE if n == 1 else FALSE
+        out = ListType()
+        transform = args[-1]
+        has_filter = name == "filter" or len(args) == 3
+        for item in items:
+            self._charge(3)
+            scope[var] = item
+            if has_filter:
+                keep = sub.visit(pred)
+                if isinstance(keep, CELEvalError):
+                    return keep
+                if type(keep) is not BoolType:
+                    return _type_error("_?_:_", keep)
+                if not keep:
+                    continue
+                if name == "filter":
+                    out.append(item)
+                    continue
+            t = sub.visit(transform)
+            if isinstance(t, CELEvalError):
+                return t
+            out.append(t)
+        return out
+
+
+class _CountingEvaluator(_K8sEvaluator):
+    """Charges every visited node's cost against the shared budget (runtime cost limit)."""
+
+    def _charge(self, cost: int) -> None:
+        b = self.budget
+        b[0] += cost
+        if b[0] > COST_LIMIT:
+            raise _CostExceeded
+
+    def _visit_tree(self, tree: lark.Tree[Any]) -> Any:
+        cost = self.program.costs.get(id(tree))
+        if cost:
+            self._charge(cost)
+        return super()._visit_tree(tree)
