@@ -313,9 +313,17 @@ def review_admission(
     """
     started = time.perf_counter()
     raw = dict(obj or {})
+    raw["kind"] = kind  # the AdmissionRequest's kind is authoritative
     if namespace and isinstance(raw.get("metadata"), dict) and not raw["metadata"].get("namespace"):
         raw["metadata"] = {**raw["metadata"], "namespace": namespace}
     doc = Document(obj=raw)
+    if kind not in CHECKED_KINDS:
+        review = ObjectReview(ref=_ref(doc))
+        review.findings.append(
+            Finding.for_object(review.ref, Severity.WARNING, Reason.UNSUPPORTED_KIND,
+                               f"draguard does not check objects of kind {kind!r}; allowed unchecked")
+        )
+        return review
     ctx = ValidationContext(admission=True)
     opts = options if options.admission else ReviewOptions(**{**options.__dict__, "admission": True})
     old_model = None
