@@ -31,7 +31,7 @@ unit: $(STAMP)
 
 ## run: the webhook on https://127.0.0.1:8443 with the demo inventory in examples/inventory
 run: $(STAMP)
-	$(BIN)/python -m app.server.demo
+	bash scripts/run-demo.sh
 
 ## bench: every benchmark under benchmarks/ (median of several runs each)
 bench: $(STAMP)
