@@ -135,9 +135,18 @@ def generate_ca(common_name: str, days: int, now: dt.datetime | None = None) -> 
 
 
 def generate_leaf(
-    ca_cert_pem: bytes, ca_key_pem: bytes, dns_names: Sequence[str], days: int, now: dt.datetime | None = None
+    ca_cert_pem: bytes,
+    ca_key_pem: bytes,
+    dns_names: Sequence[str],
+    days: int,
+    now: dt.datetime | None = None,
+    *,
+    client: bool = False,
 ) -> tuple[bytes, bytes]:
-    """A serving certificate (PEM, key PEM) for ``dns_names`` (DNS names or IP addresses)."""
+    """A serving certificate (PEM, key PEM) for ``dns_names`` (DNS names or IP addresses).
+
+    ``client=True`` makes a client certificate instead (``clientAuth`` usage), for mutual TLS.
+    """
     if not dns_names:
         raise ValueError("a serving certificate needs at least one name")
     now = now or dt.datetime.now(dt.UTC)
@@ -163,7 +172,12 @@ def generate_leaf(
             ),
             critical=True,
         )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH]
+            ),
+            critical=False,
+        )
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(
             x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False

@@ -347,6 +347,7 @@ class KubeInventory:
         self.relists = 0
         self.builds = 0
         self.build_error = ""
+        self.fatal_error = ""
 
     # ---------------------------------------------------------------- read side
     @property
@@ -368,6 +369,10 @@ class KubeInventory:
         """Why satisfiability answers cannot be trusted right now (None when they can)."""
         if not self.synced:
             errors = [f"{s.resource.name}: {s.last_error}" for s in self._streams.values() if s.last_error]
+            if self.fatal_error:
+                errors.append(f"cannot watch: {self.fatal_error}")
+            if self.build_error:
+                errors.append(f"building the inventory failed: {self.build_error}")
             detail = f" ({'; '.join(errors)})" if errors else ""
             return f"inventory not synced with the API server yet{detail}"
         now = self._clock()
@@ -397,7 +402,13 @@ class KubeInventory:
     async def run(self) -> None:
         """List+watch every resource and keep the snapshot current until cancelled."""
         self._dirty = asyncio.Event()
-        async with make_client(self.config) as client:
+        try:
+            client = make_client(self.config)
+        except KubeError as exc:  # e.g. an unusable client certificate: nothing to retry
+            self.fatal_error = str(exc)
+            log.error(json.dumps({"msg": "cannot watch the API server", "error": self.fatal_error}))
+            return
+        async with client:
             tasks = [asyncio.create_task(self._reflect(client, s), name=f"watch-{n}")
                      for n, s in self._streams.items()]
             tasks.append(asyncio.create_task(self._rebuild_loop(), name="inventory-rebuild"))
@@ -450,7 +461,7 @@ class KubeInventory:
                 self.restarts += 1
                 if isinstance(exc, MalformedWatchError):
                     await asyncio.sleep(backoff.next_delay())
-            except (httpx.HTTPError, KubeError, ValueError, OSError) as exc:
+            except Exception as exc:  # anything else: never let one odd response end the watch
                 self._note_failure(stream, exc)
                 self.restarts += 1
                 await asyncio.sleep(backoff.next_delay())

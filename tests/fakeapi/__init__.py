@@ -25,7 +25,7 @@ def serve_fake_api(
         if client_ca:
             ctx.load_verify_locations(client_ca)
             ctx.verify_mode = ssl.CERT_REQUIRED
-    server = BackgroundServer(make_app(cluster), ssl_context=ctx, graceful_shutdown=0.5)
+    server = BackgroundServer(make_app(cluster), ssl_context=ctx, graceful_shutdown=1)
     server.start()
     try:
         yield server

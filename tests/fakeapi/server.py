@@ -119,7 +119,7 @@ class FakeCluster:
 
 
 def _list(cluster: FakeCluster, resource: str, params: dict[str, str]) -> Response:
-    path, api_version, kind = PATHS[resource]
+    _, api_version, kind = PATHS[resource]
     with cluster.lock:
         if resource in cluster.list_gone_once and params.get("continue"):
             cluster.list_gone_once.discard(resource)

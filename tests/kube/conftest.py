@@ -10,11 +10,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # make `fakeapi` importable
 
-from fakeapi import FakeCluster, serve_fake_api  # noqa: E402
-from kube.helpers import LoopThread, write_kubeconfig  # noqa: E402
+from fakeapi import FakeCluster, serve_fake_api
 
-from app.certs import generate_bundle, write_bundle  # noqa: E402
-from app.server.runner import BackgroundServer  # noqa: E402
+from app.certs import generate_bundle, write_bundle
+from app.server.runner import BackgroundServer
+from kube.helpers import LoopThread, write_kubeconfig
 
 TOKEN = "fake-token-123"
 

@@ -1,0 +1,210 @@
+"""The FastAPI app: thin routes over :mod:`webhook`, :mod:`lint`, metrics and health.
+
+Why the routes read raw bytes instead of declaring pydantic bodies: a body that is too large,
+too slow or not an AdmissionReview must get a precise 400/408/413 JSON answer (never a 500 or
+a 422 validation dump the API server cannot show), and the size limit must hold *while*
+reading, not after buffering whatever the client sends.
+
+Review work is CPU-bound Python, so it runs on a small thread pool with ``asyncio.wait_for``;
+when the deadline passes the request is allowed with a warning and the event loop — which
+also answers probes and other reviews — never stalls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+from app.server.lint import lint_bytes, parse_format
+from app.server.logs import log_review
+from app.server.metrics import Metrics
+from app.server.state import ServerState
+from app.server.webhook import (
+    AdmissionCall,
+    BadReview,
+    Outcome,
+    Route,
+    envelope,
+    fallback_outcome,
+    needs_review,
+    parse_admission_review,
+    review_call,
+)
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("draguard.review")
+
+T = TypeVar("T")
+_DRAIN_LIMIT_FACTOR = 4  # read (and drop) up to 4× the limit so the client sees the 413
+
+
+class _HttpError(Exception):
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+def _status(code: int, reason: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """A ``metav1.Status``-shaped JSON error: readable by kubectl users and scripts alike."""
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
+            "reason": reason, "message": message}
+    return JSONResponse(body, status_code=code, headers=headers)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, refusing more than ``limit`` bytes (413) whatever Content-Length claims."""
+    declared = request.headers.get("content-length")
+    too_large = declared is not None and declared.isdigit() and int(declared) > limit
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            too_large = True
+        if too_large:
+            if total > limit * _DRAIN_LIMIT_FACTOR:
+                break
+            continue
+        chunks.append(chunk)
+    if too_large:
+        raise _HttpError(413, "RequestEntityTooLarge", f"request body larger than {limit} bytes")
+    return b"".join(chunks)
+
+
+async def _read_with_deadline(request: Request, state: ServerState, deadline: float) -> bytes:
+    try:
+        return await asyncio.wait_for(_read_body(request, state.max_body_bytes), deadline)
+    except TimeoutError as exc:
+        raise _HttpError(408, "Timeout", f"request body not received within {deadline:g}s") from exc
+
+
+def create_app(state: ServerState) -> FastAPI:
+    """The ASGI app for ``state``; background work (watch, cert reload) runs in its lifespan."""
+    metrics = Metrics(state.stats)
+    executor = ThreadPoolExecutor(max_workers=state.workers, thread_name_prefix="draguard-review")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        tasks = [asyncio.create_task(job()) for job in state.background]
+        if state.tls is not None:
+            tasks.append(asyncio.create_task(state.tls.run()))
+        try:
+            yield
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(title="draguard", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.draguard = state
+    app.state.metrics = metrics
+
+    async def in_worker(fn: Callable[[], T], timeout: float) -> T:
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(loop.run_in_executor(executor, fn), max(timeout, 0.01))
+
+    async def admission(request: Request, route: Route) -> Response:
+        started = time.perf_counter()
+        call: AdmissionCall | None = None
+        try:
+            body = await _read_with_deadline(request, state, state.deadline_seconds)
+            try:
+                call = parse_admission_review(body)
+            except BadReview as exc:
+                raise _HttpError(400, "BadRequest", str(exc)) from exc
+            outcome = needs_review(call, route)
+            if outcome is None:
+                outcome = await _run_review(call, route, started)
+        except _HttpError as exc:
+            elapsed = time.perf_counter() - started
+            metrics.observe(route, "error", exc.reason, elapsed)
+            log_review(route=route, uid=call.uid if call else "", decision="error", reason=exc.reason,
+                       error=exc.message, ms=round(elapsed * 1000, 2))
+            return _status(exc.code, exc.reason, exc.message)
+        elapsed = time.perf_counter() - started
+        metrics.observe(route, outcome.decision, outcome.reason, elapsed)
+        log_review(
+            route=route, uid=call.uid, kind=call.kind, namespace=call.namespace, name=call.name,
+            operation=call.operation, dryRun=call.dry_run, decision=outcome.decision,
+            reason=outcome.reason, reasons=outcome.reasons, warnings=len(outcome.response.get("warnings", [])),
+            patched="patch" in outcome.response, ms=round(elapsed * 1000, 2),
+        )
+        return JSONResponse(envelope(call, outcome.response))
+
+    async def _run_review(call: AdmissionCall, route: Route, started: float) -> Outcome:
+        remaining = state.deadline_seconds - (time.perf_counter() - started)
+        options = state.admission_options
+        try:
+            return await in_worker(lambda: review_call(call, route, state.inventory, options), remaining)
+        except TimeoutError:
+            return fallback_outcome(call, route, "Timeout", f"{state.deadline_seconds:g}s")
+        except Exception as exc:  # a bug in a check must not block the cluster: fail open, loudly
+            log.exception("review failed", extra={"fields": {"uid": call.uid}})
+            return fallback_outcome(call, route, "InternalError", type(exc).__name__)
+
+    @app.post("/validate")
+    async def validate(request: Request) -> Response:
+        return await admission(request, "validate")
+
+    @app.post("/mutate")
+    async def mutate(request: Request) -> Response:
+        return await admission(request, "mutate")
+
+    @app.post("/lint")
+    async def lint(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            if state.lint_token is not None:
+                given = request.headers.get("authorization", "")
+                if not hmac.compare_digest(given.encode(), f"Bearer {state.lint_token}".encode()):
+                    raise _HttpError(401, "Unauthorized", "a valid bearer token is required for /lint")
+            try:
+                fmt = parse_format(request.query_params.get("format"))
+            except ValueError as exc:
+                raise _HttpError(400, "BadRequest", str(exc)) from exc
+            body = await _read_with_deadline(request, state, state.deadline_seconds)
+            source = request.query_params.get("file", "")
+            options = state.lint_options
+            try:
+                result = await in_worker(
+                    lambda: lint_bytes(body, fmt, state.inventory, options, source=source),
+                    state.lint_deadline_seconds - (time.perf_counter() - started),
+                )
+            except TimeoutError as exc:
+                raise _HttpError(503, "Timeout",
+                                 f"lint did not finish within {state.lint_deadline_seconds:g}s") from exc
+        except _HttpError as exc:
+            metrics.observe("lint", "error", exc.reason, time.perf_counter() - started)
+            headers = {"WWW-Authenticate": "Bearer"} if exc.code == 401 else None
+            return _status(exc.code, exc.reason, exc.message, headers)
+        decision = "denied" if result.errors else "allowed"
+        metrics.observe("lint", decision, "none", time.perf_counter() - started)
+        return Response(result.body, media_type=result.media_type)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        ready, detail = state.readiness()
+        return JSONResponse(detail, status_code=200 if ready else 503)
+
+    @app.get("/metrics")
+    async def metrics_route() -> Response:
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    return app

@@ -1,0 +1,159 @@
+"""``draguard serve``: flags → :class:`ServerState` → uvicorn over TLS.
+
+Why self-signed by default: the webhook cannot run without TLS, and a first ``draguard serve``
+on a laptop should just work; the generated CA is logged so ``curl --cacert`` can trust it.
+In a cluster the Secret ``draguard-tls`` provides ``--tls-cert``/``--tls-key`` and is
+hot-reloaded on rotation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import logging
+import signal
+import ssl
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from app.certs import generate_bundle, write_bundle
+from app.inventory.kube import KubeConfigError, KubeInventory, load_in_cluster, load_kube_config
+from app.k8s.decode import InputError
+from app.review.pipeline import ReviewOptions
+from app.server.app import create_app
+from app.server.logs import configure_logging
+from app.server.runner import make_server
+from app.server.sources import InventoryLoadError, InventorySource, NoInventory, StaticInventory
+from app.server.state import ServerState
+from app.server.tls import CertReloader
+
+__all__ = ["add_serve_arguments", "build_state", "run_serve"]
+
+log = logging.getLogger("draguard.serve")
+
+
+class UsageError(Exception):
+    """A flag combination or input that cannot work; ``run_serve`` exits 2 with the message."""
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``draguard serve`` (DESIGN.md §3)."""
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default 8443)")
+    parser.add_argument("--tls-cert", help="serving certificate (PEM); reloaded when the file changes")
+    parser.add_argument("--tls-key", help="serving key (PEM)")
+    parser.add_argument("--client-ca", help="require client certificates signed by this CA")
+    parser.add_argument("--inventory", nargs="+", action="extend", default=[], metavar="PATH",
+                        help="static inventory: DeviceClass/ResourceSlice/Node files or folders")
+    parser.add_argument("--kube", action="store_true",
+                        help="live inventory: list+watch the API server (in-cluster credentials)")
+    parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")
+    parser.add_argument("--unsatisfiable", choices=["deny", "warn"], default="deny",
+                        help="deny (default) or only warn about claims proven unsatisfiable")
+    parser.add_argument("--no-mutate", action="store_true", help="/mutate never patches")
+    parser.add_argument("--lint-token-file", help="require this bearer token on POST /lint")
+    parser.add_argument("--deadline-seconds", type=float, default=2.0,
+                        help="per-request deadline, below the webhook timeoutSeconds (default 2)")
+    parser.add_argument("--cert-reload-seconds", type=float, default=5.0,
+                        help="how often to check the certificate files for rotation (default 5)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+def _self_signed(host: str) -> tuple[Path, Path]:
+    out = Path(tempfile.mkdtemp(prefix="draguard-certs-"))
+    sans = ["localhost", "127.0.0.1"]
+    try:
+        if not ipaddress.ip_address(host).is_unspecified:
+            sans.append(host)
+    except ValueError:
+        sans.append(host)
+    paths = write_bundle(generate_bundle("draguard", "draguard", extra_sans=sans), out)
+    log.warning(json.dumps({"msg": "no --tls-cert given: serving a self-signed certificate",
+                            "ca": str(paths["ca"])}))
+    return paths["cert"], paths["key"]
+
+
+def _inventory(args: argparse.Namespace) -> tuple[InventorySource, KubeInventory | None]:
+    if args.inventory and (args.kube or args.kubeconfig):
+        raise UsageError("use either --inventory or --kube/--kubeconfig, not both")
+    if args.inventory:
+        try:
+            return StaticInventory(args.inventory), None
+        except (InputError, InventoryLoadError) as exc:
+            raise UsageError(f"--inventory: {exc}") from exc
+    if args.kube or args.kubeconfig:
+        try:
+            config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
+            config.ssl_context()  # fail now, not in a background task, on unusable CA/client cert
+        except (KubeConfigError, ssl.SSLError) as exc:
+            raise UsageError(str(exc)) from exc
+        live = KubeInventory(config)
+        return live, live
+    return NoInventory(), None
+
+
+def _token(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as exc:
+        raise UsageError(f"--lint-token-file: {exc}") from exc
+    if not token:
+        raise UsageError(f"--lint-token-file {path} is empty")
+    return token
+
+
+def build_state(args: argparse.Namespace) -> ServerState:
+    """The server state for parsed ``serve`` flags; raises :class:`UsageError`."""
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise UsageError("--tls-cert and --tls-key go together")
+    if not 0 < args.deadline_seconds <= 29:
+        raise UsageError("--deadline-seconds must be in (0, 29]: the webhook timeout is at most 30s")
+    cert, key = (Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else _self_signed(args.host)
+    try:
+        tls = CertReloader(cert, key, client_ca=args.client_ca, interval=args.cert_reload_seconds)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        raise UsageError(f"cannot load the TLS certificate: {exc}") from exc
+    source, live = _inventory(args)
+    state = ServerState(
+        inventory=source,
+        options=ReviewOptions(unsatisfiable=args.unsatisfiable, mutate=not args.no_mutate),
+        deadline_seconds=args.deadline_seconds,
+        lint_token=_token(args.lint_token_file),
+        tls=tls,
+    )
+    if live is not None:
+        state.background.append(live.run)
+    return state
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """``draguard serve``: 0 after a clean shutdown, 2 on a usage problem."""
+    configure_logging(args.log_level)
+    try:
+        state = build_state(args)
+    except UsageError as exc:
+        print(f"draguard serve: {exc}", file=sys.stderr)
+        return 2
+    assert state.tls is not None
+    server = make_server(create_app(state), ssl_context=state.tls.context, host=args.host, port=args.port,
+                         log_level=args.log_level)
+    log.info(json.dumps({"msg": "serving", "host": args.host, "port": args.port,
+                         "inventory": state.inventory.status()}))
+    if threading.current_thread() is threading.main_thread():
+        # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal for the previous
+        # handler; this one turns it into a clean exit 0 (Kubernetes stops pods with SIGTERM).
+        signal.signal(signal.SIGTERM, _exit_cleanly)
+    try:
+        server.run()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)

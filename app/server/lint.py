@@ -1,0 +1,62 @@
+"""``POST /lint``: manifests in, the findings report out — the lint door over HTTP.
+
+Why it shares everything with ``draguard lint``: the same decoding, the same pipeline and the
+same renderers, so a CI job calling the endpoint and one running the CLI get the same report.
+The server's current inventory (static or live) stands in for ``--inventory``; inventory
+objects in the body are merged into it by the pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.k8s.decode import decode_bytes
+from app.report.render import FORMATS, Format, render
+from app.review.pipeline import ReviewOptions, review_documents
+from app.server.sources import InventorySource
+
+__all__ = ["LintResult", "lint_bytes", "parse_format"]
+
+MEDIA_TYPES: dict[str, str] = {
+    "json": "application/json",
+    "text": "text/plain; charset=utf-8",
+    "junit": "application/xml",
+    "sarif": "application/sarif+json",
+}
+
+
+@dataclass(frozen=True)
+class LintResult:
+    body: str
+    media_type: str
+    errors: int
+    warnings: int
+    objects: int
+
+
+def parse_format(value: str | None) -> Format:
+    """``?format=`` (default json); raises ValueError naming the allowed values."""
+    fmt = (value or "json").lower()
+    for known in FORMATS:
+        if fmt == known:
+            return known
+    raise ValueError(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
+
+
+def lint_bytes(
+    body: bytes, fmt: Format, inventory: InventorySource, options: ReviewOptions, *, source: str = ""
+) -> LintResult:
+    """Decode ``body`` (YAML or JSON, many documents) and review it against ``inventory``."""
+    decoded = decode_bytes(body, source=source)
+    snapshot = inventory.snapshot()
+    review = review_documents(
+        decoded.documents,
+        inventory=snapshot,
+        inventory_objects=inventory.objects() if snapshot is not None else (),
+        inventory_problem=inventory.problem(),
+        options=options,
+        decode_findings=decoded.findings,
+    )
+    summary = review.summary()
+    return LintResult(render(review, fmt), MEDIA_TYPES[fmt], summary["errors"], summary["warnings"],
+                      summary["objects"])

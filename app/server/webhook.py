@@ -1,0 +1,202 @@
+"""AdmissionReview in → decision → AdmissionReview out, without any HTTP.
+
+Why separate from the routes: every rule about *what* the webhook answers (which operations
+and kinds are reviewed, what a timeout or an internal error means, what goes into the log
+line and the metrics) is plain data handling and is tested here without a server; the routes
+only read the body, enforce the deadline and serialise.
+
+Rules (DESIGN.md §5, anchors §6):
+
+* ``uid`` is echoed; the envelope's apiVersion/kind echo the request's.
+* DELETE and CONNECT are allowed untouched; kinds draguard does not check (or versions other
+  than ``resource.k8s.io/v1``) are allowed with one warning — the webhook must never block
+  what it does not understand.
+* ``/mutate`` reviews only ResourceClaim CREATE (the only thing it may patch) and is always
+  ``allowed``; denial is ``/validate``'s job, so a broken mutation can never block anything.
+* A review that does not finish in time, or fails inside draguard, is allowed with a warning
+  (sound rejection: only a proven problem denies).
+* ``dryRun`` requests are answered exactly like real ones; draguard has no side effects.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.k8s.decode import CHECKED_KINDS
+from app.k8s.finding import Severity
+from app.report.admission import allow, mutation_response, validation_response
+from app.review.pipeline import ObjectReview, ReviewOptions, review_admission
+from app.server.sources import InventorySource
+
+__all__ = [
+    "ADMISSION_API_VERSIONS",
+    "AdmissionCall",
+    "BadReview",
+    "Outcome",
+    "Route",
+    "envelope",
+    "fallback_outcome",
+    "needs_review",
+    "parse_admission_review",
+    "review_call",
+]
+
+Route = Literal["validate", "mutate"]
+ADMISSION_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
+DRA_GROUP = "resource.k8s.io"
+DRA_VERSION = "v1"
+
+
+class BadReview(ValueError):
+    """The body is not an AdmissionReview request; answered with 400 and this message."""
+
+
+@dataclass(frozen=True)
+class AdmissionCall:
+    """The parts of an AdmissionReview request draguard uses."""
+
+    api_version: str
+    uid: str
+    group: str
+    version: str
+    kind: str
+    operation: str
+    namespace: str
+    name: str
+    obj: dict[str, Any] | None
+    old_obj: dict[str, Any] | None
+    dry_run: bool
+
+
+@dataclass
+class Outcome:
+    """The response plus what the log line and metrics say about it."""
+
+    response: dict[str, Any]
+    decision: str  # allowed | denied
+    reason: str  # the first error reason, else first warning reason, else a fixed word
+    reasons: list[str] = field(default_factory=list)
+    review_ms: float = 0.0
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _object_name(obj: dict[str, Any] | None) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict):
+        return ""
+    return _str(meta.get("name")) or _str(meta.get("generateName"))
+
+
+def parse_admission_review(body: bytes) -> AdmissionCall:
+    """Check the envelope strictly enough to answer it; raise :class:`BadReview` otherwise."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadReview(f"body is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise BadReview("body is not a JSON object")
+    api_version = doc.get("apiVersion")
+    if api_version not in ADMISSION_API_VERSIONS or doc.get("kind") != "AdmissionReview":
+        raise BadReview(
+            f"expected kind AdmissionReview of apiVersion admission.k8s.io/v1, got "
+            f"kind {doc.get('kind')!r} apiVersion {api_version!r}"
+        )
+    request = doc.get("request")
+    if not isinstance(request, dict):
+        raise BadReview("AdmissionReview has no request")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise BadReview("request.uid is missing")
+    kind = request.get("kind")
+    if not isinstance(kind, dict) or not isinstance(kind.get("kind"), str):
+        raise BadReview("request.kind is missing")
+    operation = request.get("operation")
+    if operation not in OPERATIONS:
+        raise BadReview(f"request.operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+    obj = request.get("object")
+    old_obj = request.get("oldObject")
+    if obj is not None and not isinstance(obj, dict):
+        raise BadReview("request.object is not an object")
+    if old_obj is not None and not isinstance(old_obj, dict):
+        raise BadReview("request.oldObject is not an object")
+    if operation in ("CREATE", "UPDATE") and obj is None:
+        raise BadReview(f"request.object is required for {operation}")
+    return AdmissionCall(
+        api_version=str(api_version),
+        uid=uid,
+        group=_str(kind.get("group")),
+        version=_str(kind.get("version")),
+        kind=kind["kind"],
+        operation=str(operation),
+        namespace=_str(request.get("namespace")),
+        name=_str(request.get("name")) or _object_name(obj) or _object_name(old_obj),
+        obj=obj,
+        old_obj=old_obj,
+        dry_run=bool(request.get("dryRun", False)),
+    )
+
+
+def envelope(call: AdmissionCall, response: dict[str, Any]) -> dict[str, Any]:
+    """The AdmissionReview answer: same apiVersion and kind as the request."""
+    return {"apiVersion": call.api_version, "kind": "AdmissionReview", "response": response}
+
+
+def needs_review(call: AdmissionCall, route: Route) -> Outcome | None:
+    """The answer for requests that need no pipeline run, or None when one is needed."""
+    if call.operation in ("DELETE", "CONNECT"):
+        return Outcome(allow(call.uid), "allowed", "Skipped")
+    if call.group != DRA_GROUP or call.kind not in CHECKED_KINDS:
+        warning = f"draguard does not check {call.kind or 'this kind'} objects; allowed without checks"
+        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedKind")
+    if call.version != DRA_VERSION:
+        warning = f"draguard checks {DRA_GROUP}/{DRA_VERSION} only, not {call.version}; allowed without checks"
+        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedVersion")
+    if route == "mutate" and not (call.kind == "ResourceClaim" and call.operation == "CREATE"):
+        return Outcome(allow(call.uid), "allowed", "Skipped")
+    return None
+
+
+def _first_reason(review: ObjectReview, severities: tuple[Severity, ...]) -> str:
+    return next((f.reason for f in review.findings if f.severity in severities), "")
+
+
+def review_call(
+    call: AdmissionCall, route: Route, inventory: InventorySource, options: ReviewOptions
+) -> Outcome:
+    """Run the pipeline for one call (CPU-bound: the server runs this in a worker thread)."""
+    review = review_admission(
+        kind=call.kind,
+        operation=call.operation,
+        obj=call.obj,
+        old_obj=call.old_obj,
+        namespace=call.namespace,
+        inventory=inventory.snapshot(),
+        inventory_problem=inventory.problem(),
+        options=options,
+    )
+    reasons = sorted({f.reason for f in review.findings})
+    if route == "mutate":
+        response = mutation_response(call.uid, review)
+        reason = "Patched" if review.patch else "none"
+        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms)
+    response = validation_response(call.uid, review, kind=call.kind, name=call.name, group=call.group)
+    if response["allowed"]:
+        reason = _first_reason(review, (Severity.WARNING, Severity.INFO)) or "none"
+        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms)
+    return Outcome(response, "denied", _first_reason(review, (Severity.ERROR,)), reasons, review.elapsed_ms)
+
+
+def fallback_outcome(call: AdmissionCall, route: Route, why: Literal["Timeout", "InternalError"],
+                     detail: str) -> Outcome:
+    """Allowed with a warning: draguard could not finish, so it must not block (fail open)."""
+    if why == "Timeout":
+        text = f"draguard: review did not finish within {detail}; allowed without a full check"
+    else:
+        text = f"draguard: internal error ({detail}); allowed without a full check"
+    return Outcome(allow(call.uid, [text]), "allowed", why)

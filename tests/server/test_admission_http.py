@@ -1,0 +1,310 @@
+"""/validate and /mutate over real HTTPS: every kind and operation, dryRun, bad and huge bodies."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from app.review.pipeline import ReviewOptions
+from app.server.sources import StaticInventory
+from app.server.state import ServerState
+from server.conftest import Served
+from server.reviews import admission_review, claim, device_class, resource_slice, template
+
+BAD_NAME_MESSAGE = (
+    "spec.devices.requests[0].name: Invalid value: \"GPU_x\": a lowercase RFC 1123 label must consist of "
+    "lower case alphanumeric characters or '-', and must start and end with an alphanumeric character "
+    "(e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+@pytest.fixture
+def served(serve: Callable[..., Served], static_inventory: StaticInventory) -> Served:
+    return serve(ServerState(inventory=static_inventory))
+
+
+def post(s: Served, route: str, review: dict[str, Any]) -> dict[str, Any]:
+    resp = s.client.post(route, json=review)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"] == "application/json"
+    body: dict[str, Any] = resp.json()
+    assert set(body) == {"apiVersion", "kind", "response"}
+    assert body["kind"] == "AdmissionReview"
+    assert body["apiVersion"] == review["apiVersion"]
+    assert body["response"]["uid"] == review["request"]["uid"]
+    return body["response"]
+
+
+def check_warnings(response: dict[str, Any]) -> list[str]:
+    warnings: list[str] = response.get("warnings", [])
+    assert all(0 < len(w) <= 120 and "\n" not in w for w in warnings), warnings
+    return warnings
+
+
+# ------------------------------------------------------------------ ResourceClaim
+def test_valid_claim_is_allowed_with_info_as_warning(served: Served) -> None:
+    review = admission_review(claim("ok"))
+    response = post(served, "/validate", review)
+    assert response["allowed"] is True
+    assert "status" not in response and "patch" not in response
+    warnings = check_warnings(response)
+    assert len(warnings) == 1 and warnings[0].startswith("CapacityDefaulted: spec.devices.requests[0].exactly: ")
+
+
+def test_invalid_claim_is_denied_like_the_api_server(served: Served) -> None:
+    review = admission_review(claim("bad", memory="8Gi", request="GPU_x"))
+    response = post(served, "/validate", review)
+    assert response == {
+        "uid": review["request"]["uid"],
+        "allowed": False,
+        "status": {
+            "metadata": {},
+            "status": "Failure",
+            "message": f'ResourceClaim.resource.k8s.io "bad" is invalid: {BAD_NAME_MESSAGE}',
+            "reason": "Invalid",
+            "details": {
+                "name": "bad",
+                "group": "resource.k8s.io",
+                "kind": "ResourceClaim",
+                "causes": [{
+                    "reason": "FieldValueInvalid",
+                    "message": BAD_NAME_MESSAGE,
+                    "field": "spec.devices.requests[0].name",
+                }],
+            },
+            "code": 422,
+        },
+    }
+
+
+def test_several_errors_are_aggregated_in_brackets(served: Served) -> None:
+    bad = claim("two", request="GPU_x")
+    bad["spec"]["devices"]["requests"].append({"name": "GPU_x", "exactly": {"deviceClassName": ""}})
+    response = post(served, "/validate", admission_review(bad))
+    status = response["status"]
+    assert status["message"].startswith('ResourceClaim.resource.k8s.io "two" is invalid: [')
+    assert status["message"].endswith("]")
+    causes = status["details"]["causes"]
+    assert len(causes) >= 3
+    assert all(set(c) == {"reason", "message", "field"} for c in causes)
+    for c in causes:
+        assert f"{c['message']}" in status["message"]
+
+
+def test_unsatisfiable_claim_is_denied_with_the_explanation(served: Served) -> None:
+    response = post(served, "/validate", admission_review(claim("big", memory="50Gi")))
+    assert response["allowed"] is False
+    cause = response["status"]["details"]["causes"][0]
+    assert cause["reason"] == "Unsatisfiable"
+    assert cause["field"] == "spec.devices.requests[0]"
+    assert "above the policy maximum 16Gi" in cause["message"] and "node-a/gpu-0" in cause["message"]
+    assert response["status"]["code"] == 422
+
+
+def test_unsatisfiable_warn_mode_allows_with_warning(
+    serve: Callable[..., Served], static_inventory: StaticInventory
+) -> None:
+    s = serve(ServerState(inventory=static_inventory, options=ReviewOptions(unsatisfiable="warn")))
+    response = post(s, "/validate", admission_review(claim("big", memory="50Gi")))
+    assert response["allowed"] is True
+    assert check_warnings(response)[0].startswith("Unsatisfiable: spec.devices.requests[0]: ")
+
+
+def test_dry_run_is_answered_exactly_like_a_real_request(served: Served) -> None:
+    for obj in (claim("ok"), claim("big", memory="50Gi"), claim("bad", request="GPU_x")):
+        real = admission_review(obj, uid="u-1")
+        dry = admission_review(obj, uid="u-1", dry_run=True)
+        assert post(served, "/validate", real) == post(served, "/validate", dry)
+        assert post(served, "/mutate", real) == post(served, "/mutate", dry)
+
+
+def test_update_of_a_claim_checks_only_immutability(served: Served) -> None:
+    old = claim("big", memory="50Gi")
+    new = json.loads(json.dumps(old))
+    new["metadata"]["labels"] = {"team": "a"}
+    # same (unsatisfiable) spec: an UPDATE must not re-run satisfiability
+    response = post(served, "/validate", admission_review(new, operation="UPDATE", old=old))
+    assert response["allowed"] is True
+    assert not any("Unsatisfiable" in w for w in response.get("warnings", []))
+    changed = json.loads(json.dumps(old))
+    changed["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
+    response = post(served, "/validate", admission_review(changed, operation="UPDATE", old=old))
+    assert response["allowed"] is False
+    assert response["status"]["details"]["causes"][0]["field"].startswith("spec")
+    assert "immutable" in response["status"]["message"]
+
+
+def test_delete_and_connect_are_allowed_untouched(served: Served) -> None:
+    old = claim("bad", request="GPU_x")
+    for operation in ("DELETE", "CONNECT"):
+        review = admission_review(None, operation=operation, old=old)
+        assert post(served, "/validate", review) == {"uid": review["request"]["uid"], "allowed": True}
+        assert post(served, "/mutate", review) == {"uid": review["request"]["uid"], "allowed": True}
+
+
+def test_unknown_kind_is_allowed_with_a_warning(served: Served) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {}}
+    review = admission_review(pod, group="", version="v1")
+    response = post(served, "/validate", review)
+    assert response["allowed"] is True
+    assert check_warnings(response) == ["draguard does not check Pod objects; allowed without checks"]
+    other_version = admission_review(claim("x", request="GPU_x"), version="v1beta2")
+    response = post(served, "/validate", other_version)
+    assert response["allowed"] is True and "v1beta2" in response["warnings"][0]
+
+
+def test_v1beta1_admission_review_is_echoed(served: Served) -> None:
+    review = admission_review(claim("ok"), api_version="admission.k8s.io/v1beta1")
+    assert post(served, "/validate", review)["allowed"] is True
+
+
+# ------------------------------------------------------------------ templates, slices, classes
+def test_templates(served: Served) -> None:
+    response = post(served, "/validate", admission_review(template("t-bad", request="GPU_x")))
+    assert response["allowed"] is False
+    assert response["status"]["message"].startswith('ResourceClaimTemplate.resource.k8s.io "t-bad" is invalid: ')
+    assert response["status"]["details"]["causes"][0]["field"] == "spec.spec.devices.requests[0].name"
+    response = post(served, "/validate", admission_review(template("t-big", memory="50Gi")))
+    assert response["allowed"] is False
+    assert response["status"]["details"]["causes"][0]["reason"] == "Unsatisfiable"
+
+
+def test_template_is_not_patched(served: Served) -> None:
+    review = admission_review(template("t-ok"))
+    assert post(served, "/mutate", review) == {"uid": review["request"]["uid"], "allowed": True}
+
+
+def test_resource_slices_create_and_update(served: Served) -> None:
+    good = resource_slice("s-ok")
+    for operation, old in (("CREATE", None), ("UPDATE", good)):
+        response = post(served, "/validate", admission_review(good, operation=operation, old=old))
+        assert response["allowed"] is True, response
+    bad = resource_slice("s-bad", step="0")
+    for operation, old in (("CREATE", None), ("UPDATE", good)):
+        response = post(served, "/validate", admission_review(bad, operation=operation, old=old))
+        assert response["allowed"] is False
+        assert response["status"]["message"].startswith('ResourceSlice.resource.k8s.io "s-bad" is invalid: ')
+        fields = [c["field"] for c in response["status"]["details"]["causes"]]
+        assert any("validRange.step" in f for f in fields), fields
+
+
+def test_device_classes(served: Served) -> None:
+    response = post(served, "/validate", admission_review(device_class("ok")))
+    assert response["allowed"] is True
+    bad = device_class("bad", expression="device.driver ==")
+    for operation, old in (("CREATE", None), ("UPDATE", device_class("bad"))):
+        response = post(served, "/validate", admission_review(bad, operation=operation, old=old))
+        assert response["allowed"] is False
+        cause = response["status"]["details"]["causes"][0]
+        assert cause["field"] == "spec.selectors[0].cel.expression"
+
+
+# ------------------------------------------------------------------ mutation
+def test_mutate_fills_defaults_with_a_jsonpatch(served: Served) -> None:
+    review = admission_review(claim("fill"))
+    response = post(served, "/mutate", review)
+    assert response["allowed"] is True
+    assert response["patchType"] == "JSONPatch"
+    patch = json.loads(base64.b64decode(response["patch"]))
+    assert patch == [{"op": "add", "path": "/spec/devices/requests/0/exactly/capacity",
+                      "value": {"requests": {"memory": "4Gi"}}}]
+    warnings = check_warnings(response)
+    assert len(warnings) == 1 and warnings[0].startswith("draguard filled in: ")
+
+
+def test_mutate_without_anything_to_fill(served: Served) -> None:
+    for obj in (claim("explicit", memory="8Gi"), claim("bad", request="GPU_x"), claim("big", memory="50Gi")):
+        review = admission_review(obj)
+        assert post(served, "/mutate", review) == {"uid": review["request"]["uid"], "allowed": True}
+
+
+def test_no_mutate_option(serve: Callable[..., Served], static_inventory: StaticInventory) -> None:
+    s = serve(ServerState(inventory=static_inventory, options=ReviewOptions(mutate=False)))
+    review = admission_review(claim("fill"))
+    assert post(s, "/mutate", review) == {"uid": review["request"]["uid"], "allowed": True}
+
+
+# ------------------------------------------------------------------ bad requests
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (b"", "not JSON"),
+        (b"{not json", "not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b'{"kind": "Pod", "apiVersion": "v1"}', "expected kind AdmissionReview"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}', "no request"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"kind": {"kind": "X"}}}',
+         "uid"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": '
+         b'{"uid": "1", "kind": {"kind": "ResourceClaim"}, "operation": "PATCH"}}', "operation"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": '
+         b'{"uid": "1", "kind": {"kind": "ResourceClaim"}, "operation": "CREATE"}}', "object is required"),
+        (b"\xff\xfe\x00garbage", "not JSON"),
+    ],
+)
+def test_bad_bodies_get_400_with_a_json_reason(served: Served, body: bytes, needle: str) -> None:
+    for route in ("/validate", "/mutate"):
+        resp = served.client.post(route, content=body, headers={"content-type": "application/json"})
+        assert resp.status_code == 400
+        err = resp.json()
+        assert err["code"] == 400 and err["reason"] == "BadRequest" and err["kind"] == "Status"
+        assert needle in err["message"]
+
+
+def test_oversized_body_gets_413(served: Served) -> None:
+    big = admission_review(claim("huge"))
+    big["request"]["object"]["metadata"]["annotations"] = {"pad": "x" * (3 * 1024 * 1024)}
+    resp = served.client.post("/validate", json=big)
+    assert resp.status_code == 413
+    assert resp.json()["reason"] == "RequestEntityTooLarge"
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit must hold while streaming
+        for _ in range(64):
+            yield b"x" * 65536
+
+    resp = served.client.post("/validate", content=chunks())
+    assert resp.status_code == 413
+    # the server is fine afterwards
+    assert post(served, "/validate", admission_review(claim("ok")))["allowed"] is True
+
+
+def test_just_under_the_limit_is_read(served: Served) -> None:
+    review = admission_review(claim("padded"))
+    review["request"]["object"]["metadata"]["annotations"] = {"pad": "x" * (3 * 1024 * 1024 - 4096)}
+    resp = served.client.post("/validate", json=review)
+    assert resp.status_code == 200 and resp.json()["response"]["uid"] == review["request"]["uid"]
+
+
+def test_wrong_method_and_path(served: Served) -> None:
+    assert served.client.get("/validate").status_code == 405
+    assert served.client.post("/nope", json={}).status_code == 404
+
+
+# ------------------------------------------------------------------ logs
+def test_one_structured_log_line_per_review(served: Served, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="draguard.review")
+    review = admission_review(claim("bad", request="GPU_x"), uid="log-uid-1")
+    post(served, "/validate", review)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any(
+        getattr(r, "fields", {}).get("uid") == "log-uid-1" for r in caplog.records
+    ):
+        time.sleep(0.01)
+    records = [r for r in caplog.records if getattr(r, "fields", {}).get("uid") == "log-uid-1"]
+    assert len(records) == 1
+    fields = records[0].fields  # type: ignore[attr-defined]
+    assert fields["kind"] == "ResourceClaim" and fields["name"] == "bad" and fields["namespace"] == "default"
+    assert fields["decision"] == "denied" and fields["reason"] == "FieldValueInvalid"
+    assert fields["operation"] == "CREATE" and fields["route"] == "validate"
+    assert isinstance(fields["ms"], float) and fields["ms"] > 0
+    from app.server.logs import JsonFormatter
+
+    line = JsonFormatter().format(records[0])
+    parsed = json.loads(line)
+    assert parsed["uid"] == "log-uid-1" and parsed["msg"] == "review" and "\n" not in line

@@ -1,0 +1,190 @@
+"""The kustomize base hangs together: names, ports, paths, SANs, RBAC, security settings; and the
+Dockerfile has the structure the deployment relies on."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from app.certs import describe_certificate, generate_bundle, patch_ca_bundle
+from app.inventory.kube import RESOURCES
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFESTS = ROOT / "manifests"
+
+
+def load_base() -> list[dict[str, Any]]:
+    kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+    docs: list[dict[str, Any]] = []
+    for name in kustomization["resources"]:
+        docs.extend(d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d)
+    return docs
+
+
+@pytest.fixture(scope="module")
+def docs() -> list[dict[str, Any]]:
+    return load_base()
+
+
+def one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [d for d in docs if d["kind"] == kind]
+    assert len(found) == 1, kind
+    return found[0]
+
+
+def webhooks(docs: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return [(d["kind"], h) for d in docs if d["kind"].endswith("WebhookConfiguration") for h in d["webhooks"]]
+
+
+def test_every_listed_resource_file_exists_and_parses(docs: list[dict[str, Any]]) -> None:
+    kinds = sorted(d["kind"] for d in docs)
+    assert kinds == sorted([
+        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "Deployment",
+        "PodDisruptionBudget", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+    ])
+    listed = set(yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())["resources"])
+    assert listed == {p.name for p in MANIFESTS.glob("*.yaml")} - {"kustomization.yaml"}
+
+
+def test_service_deployment_and_webhooks_line_up(docs: list[dict[str, Any]]) -> None:
+    ns = one(docs, "Namespace")["metadata"]["name"]
+    svc = one(docs, "Service")
+    deploy = one(docs, "Deployment")
+    pod = deploy["spec"]["template"]
+    container = pod["spec"]["containers"][0]
+    assert svc["metadata"]["namespace"] == deploy["metadata"]["namespace"] == ns
+    # selector → pod labels
+    for k, v in svc["spec"]["selector"].items():
+        assert pod["metadata"]["labels"][k] == v
+    assert deploy["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    # 443 → named port → 8443 → --port
+    port = svc["spec"]["ports"][0]
+    assert port["port"] == 443
+    named = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert named[port["targetPort"]] == 8443
+    assert "--port=8443" in container["args"]
+    # every webhook calls this Service on 443 at a route the server has
+    for kind, hook in webhooks(docs):
+        ref = hook["clientConfig"]["service"]
+        assert (ref["name"], ref["namespace"], ref.get("port", 443)) == (svc["metadata"]["name"], ns, 443)
+        assert ref["path"] == ("/mutate" if kind.startswith("Mutating") else "/validate")
+        assert "caBundle" in hook["clientConfig"]
+
+
+def test_webhook_settings(docs: list[dict[str, Any]]) -> None:
+    ns = one(docs, "Namespace")["metadata"]["name"]
+    seen: dict[str, dict[str, Any]] = {}  # validating webhooks by resource
+    for kind, hook in webhooks(docs):
+        assert hook["admissionReviewVersions"] == ["v1"]
+        assert hook["sideEffects"] == "None"
+        assert hook["timeoutSeconds"] == 5
+        assert hook["failurePolicy"] in ("Fail", "Ignore")
+        assert len(hook["name"].split(".")) >= 3
+        excluded = {v for e in hook["namespaceSelector"]["matchExpressions"] if e["operator"] == "NotIn"
+                    for v in e["values"]}
+        assert {ns, "kube-system"} <= excluded
+        for rule in hook["rules"]:
+            assert rule["apiGroups"] == ["resource.k8s.io"]
+            for res in rule["resources"]:
+                if kind.startswith("Mutating"):
+                    continue
+                seen[res] = {"ops": set(rule["operations"]), "policy": hook["failurePolicy"], "name": hook["name"]}
+    assert seen["resourceclaims"]["policy"] == "Fail"
+    assert seen["resourceslices"]["policy"] == "Ignore"
+    validate_ops = {r: s["ops"] for r, s in seen.items()}
+    assert validate_ops == {
+        "resourceclaims": {"CREATE"}, "resourceclaimtemplates": {"CREATE"},
+        "resourceslices": {"CREATE", "UPDATE"}, "deviceclasses": {"CREATE", "UPDATE"},
+    }
+    mutating = [h for k, h in webhooks(docs) if k.startswith("Mutating")]
+    assert len(mutating) == 1 and mutating[0]["failurePolicy"] == "Ignore"
+    # every failurePolicy choice is explained in a comment
+    text = (MANIFESTS / "webhooks.yaml").read_text()
+    for word in ("claims", "ResourceSlices", "DeviceClasses", "mutation"):
+        assert re.search(rf"#.*{word}.*: (Fail|Ignore)\.", text), word
+
+
+def test_certificate_sans_cover_the_service(docs: list[dict[str, Any]]) -> None:
+    svc = one(docs, "Service")["metadata"]
+    bundle = generate_bundle(svc["name"], svc["namespace"])
+    names = describe_certificate(bundle.cert)["names"]
+    assert f"{svc['name']}.{svc['namespace']}.svc" in names  # what the API server dials
+    text = (MANIFESTS / "webhooks.yaml").read_text()
+    patched, count = patch_ca_bundle(text, bundle.ca_bundle_b64)
+    assert count == len(webhooks(docs))
+    assert patched.count(bundle.ca_bundle_b64) == count
+    assert "# failurePolicy, per webhook" in patched
+
+
+def test_rbac_covers_exactly_what_the_watcher_lists(docs: list[dict[str, Any]]) -> None:
+    role = one(docs, "ClusterRole")
+    granted: set[tuple[str, str, str]] = set()
+    for rule in role["rules"]:
+        for g in rule["apiGroups"]:
+            for r in rule["resources"]:
+                for v in rule["verbs"]:
+                    granted.add((g, r, v))
+    needed = set()
+    for res in RESOURCES:
+        group = "" if res.path.startswith("/api/v1") else res.path.split("/")[2]
+        for verb in ("get", "list", "watch"):
+            needed.add((group, res.name, verb))
+    assert granted == needed  # nothing more
+    binding = one(docs, "ClusterRoleBinding")
+    sa = one(docs, "ServiceAccount")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"],
+                                    "namespace": sa["metadata"]["namespace"]}]
+    deploy = one(docs, "Deployment")
+    assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == sa["metadata"]["name"]
+    assert "--kube" in deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_deployment_is_hardened_and_available(docs: list[dict[str, Any]]) -> None:
+    deploy = one(docs, "Deployment")
+    spec = deploy["spec"]
+    pod = spec["template"]["spec"]
+    c = pod["containers"][0]
+    assert spec["replicas"] == 2
+    anti = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+    assert anti["podAffinityTerm"]["labelSelector"]["matchLabels"] == spec["selector"]["matchLabels"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    sc = c["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"]["drop"] == ["ALL"]
+    assert {"cpu", "memory"} <= c["resources"]["requests"].keys()
+    assert "memory" in c["resources"]["limits"]
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "https", "scheme": "HTTPS"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
+    mounts = {m["name"]: m for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    tls = volumes[mounts["tls"]["name"]]["secret"]["secretName"]
+    assert tls == "draguard-tls"
+    certs_dir = mounts["tls"]["mountPath"]
+    assert f"--tls-cert={certs_dir}/tls.crt" in c["args"] and f"--tls-key={certs_dir}/tls.key" in c["args"]
+    deadline = next(float(a.split("=")[1]) for a in c["args"] if a.startswith("--deadline-seconds="))
+    assert deadline < min(h["timeoutSeconds"] for _, h in webhooks(docs))
+    pdb = one(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == spec["selector"]["matchLabels"]
+
+
+def test_dockerfile_structure() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM\s+(\S+)(?:\s+AS\s+(\S+))?", text, re.MULTILINE | re.IGNORECASE)
+    assert len(stages) >= 2, "multi-stage"
+    final = text[text.rfind("\nFROM"):]
+    assert re.match(r"\nFROM python:3\.11-slim", final), "slim glibc Python 3.11 base"
+    assert "build-essential" not in final and "gcc" not in final, "no compilers in the final image"
+    user = re.search(r"^USER\s+(\S+)", final, re.MULTILINE)
+    assert user and not user.group(1).startswith(("root", "0")), "non-root"
+    assert re.search(r'^ENTRYPOINT \["draguard", "serve"\]', final, re.MULTILINE)
+    assert re.search(r"^HEALTHCHECK .*", final, re.MULTILINE) and "/healthz" in final
+    assert "COPY --from=build" in final
+    ignore = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", ".venv", "certs/"} <= set(ignore)
