@@ -24,8 +24,8 @@ Try, from another terminal in this folder:
        --data @examples/admission/unsatisfiable-claim.json https://$HOST:$PORT/validate | python3 -m json.tool
 
   # 2. lint a folder of manifests against the server's inventory (text output)
-  cat examples/claims/bad/*.yaml | curl -s --cacert certs/ca.crt -H 'Content-Type: application/yaml' \\
-       --data-binary @- "https://$HOST:$PORT/lint?format=text"
+  awk 'FNR==1 {print "---"} {print}' examples/claims/bad/*.yaml | curl -s --cacert certs/ca.crt \\
+       -H 'Content-Type: application/yaml' --data-binary @- "https://$HOST:$PORT/lint?format=text"
 
 MSG
 exec "$BIN/draguard" serve --host "$HOST" --port "$PORT" \

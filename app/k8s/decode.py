@@ -140,9 +140,14 @@ def _record(
     path: PathKey,
     positions: dict[PathKey, Position],
     key_positions: dict[PathKey, Position],
+    duplicates: list[tuple[PathKey, Position, Position]],
     depth: int = 0,
 ) -> None:
-    """Remember the position of every value (and mapping key) below ``node``."""
+    """Remember the position of every value (and mapping key) below ``node``.
+
+    A key that appears twice in one mapping is collected in ``duplicates``: YAML loaders keep
+    the last value silently, but Kubernetes' strict decoding refuses the document.
+    """
     positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if depth > 200:  # absurdly deep documents: positions below are not worth the recursion
         return
@@ -151,11 +156,14 @@ def _record(
             if not isinstance(key_node, yaml.ScalarNode):
                 continue
             child = (*path, key_node.value)
-            key_positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            _record(value_node, child, positions, key_positions, depth + 1)
+            here = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if child in key_positions and key_node.value != "<<":
+                duplicates.append((child, key_positions[child], here))
+            key_positions[child] = here
+            _record(value_node, child, positions, key_positions, duplicates, depth + 1)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _record(item, (*path, i), positions, key_positions, depth + 1)
+            _record(item, (*path, i), positions, key_positions, duplicates, depth + 1)
 
 
 def _rebase(table: dict[PathKey, Position], prefix: PathKey) -> dict[PathKey, Position]:
@@ -219,7 +227,19 @@ def decode_text(text: str, source: str = "") -> DecodeResult:
                 continue
             positions: dict[PathKey, Position] = {}
             key_positions: dict[PathKey, Position] = {}
-            _record(node, (), positions, key_positions)
+            duplicates: list[tuple[PathKey, Position, Position]] = []
+            _record(node, (), positions, key_positions, duplicates)
+            for dup_path, first, (line, column) in duplicates:
+                key = ".".join(str(p) for p in dup_path)
+                result.findings.append(
+                    _decode_error(
+                        source,
+                        f'duplicate key "{key}" (first at line {first[0]}): Kubernetes refuses documents '
+                        "with repeated fields; YAML readers silently keep the last one",
+                        line,
+                        column,
+                    )
+                )
             doc = Document(
                 obj=value,
                 source=source,

@@ -99,8 +99,8 @@ def _ref(doc: Document) -> ObjectRef:
         name=doc.name,
         api_version=doc.api_version,
         file=doc.source,
-        line=doc.line,
-        column=doc.column,
+        line=doc.line if doc.source else 0,
+        column=doc.column if doc.source else 0,
     )
 
 

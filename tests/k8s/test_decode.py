@@ -102,3 +102,18 @@ def test_missing_path_raises_input_error(tmp_path: Path) -> None:
 def test_stdin_dash() -> None:
     docs = load_paths(["-"], stdin_text=CLAIM).documents
     assert docs[0].source == "<stdin>"
+
+
+def test_duplicate_keys_are_decode_errors_with_both_positions() -> None:
+    text = "apiVersion: v1\nkind: ResourceClaim\nmetadata:\n  name: a\n  name: b\n"
+    result = decode_text(text, "dup.yaml")
+    (finding,) = result.findings
+    assert finding.reason == "DecodeError"
+    assert (finding.line, finding.column) == (5, 3)
+    assert 'duplicate key "metadata.name" (first at line 4)' in finding.message
+    assert result.documents[0].name == "b"
+
+
+def test_merge_keys_are_not_duplicates() -> None:
+    text = "base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n"
+    assert decode_text(text, "m.yaml").findings == []
