@@ -23,9 +23,13 @@ class CompileFailure:
     ``kind`` tells the caller which Kubernetes field error to emit:
     ``invalid`` → FieldValueInvalid with ``message`` as the detail, ``cost`` → FieldValueForbidden
     ``too complex, exceeds cost limit``, ``too_long`` → FieldValueTooLong (10240 bytes).
+    ``unsupported`` is *not* a Kubernetes verdict: the expression uses CEL that Kubernetes accepts
+    but draguard cannot evaluate (optional syntax, IP/CIDR/URL/format libraries…).  Callers must
+    never turn it into a rejection — a false rejection blocks a workload — only into a warning
+    that the selector was not checked.
     """
 
-    kind: Literal["invalid", "cost", "too_long"]
+    kind: Literal["invalid", "cost", "too_long", "unsupported"]
     message: str
 
 

@@ -31,6 +31,7 @@ interpreter's recursion limit.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -273,6 +274,17 @@ _cache: OrderedDict[tuple[str, bool, str], CompiledSelector | CompileFailure] = 
 _cache_lock = threading.Lock()
 
 
+_OPTIONAL_SYNTAX = re.compile(r"\.\s*\?|\[\s*\?|[{,]\s*\?")
+_STRING_LITERAL = re.compile(
+    r"(?s)[rRbB]{0,2}(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\")"
+)
+
+
+def uses_optional_syntax(expression: str) -> bool:
+    """Whether the text uses CEL optional syntax outside string literals (cel-python cannot parse it)."""
+    return bool(_OPTIONAL_SYNTAX.search(_STRING_LITERAL.sub('""', expression)))
+
+
 def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = None) -> CompiledSelector | CompileFailure:
     if engine is None:
         engine = default_engine()
@@ -281,8 +293,19 @@ def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = 
     try:
         root, tree = parse_with_tree(expression)
     except ParseError as e:
+        if uses_optional_syntax(expression):
+            return CompileFailure(
+                "unsupported", "optional field selection (`.?`, `[?`, `{?`) is valid CEL in Kubernetes but draguard "
+                "cannot evaluate it; the selector was not checked"
+            )
         return CompileFailure("invalid", "compilation failed: " + e.message)
     checked = check(root)
+    if checked.unsupported:
+        names = ", ".join(sorted(set(checked.unsupported)))
+        return CompileFailure(
+            "unsupported", f"uses {names}, which Kubernetes' CEL environment has but draguard does not evaluate; "
+            "the selector was not checked"
+        )
     if checked.errors:
         errors = sorted(checked.errors, key=lambda x: x[0])
         return CompileFailure(
@@ -295,7 +318,7 @@ def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = 
     try:
         prepared = engine.prepare(ProgramSource(expression, root, checked, tree, counting=cost > COST_LIMIT))
     except RecursionError:
-        return CompileFailure("invalid", "compilation failed: expression recursion limit exceeded")
+        return CompileFailure("unsupported", "the expression nests too deeply for draguard to evaluate; not checked")
     selector = _HintingSelector(expression, engine, prepared, cost, _read_set(root))
     if cost > COST_LIMIT and enforce_cost_limit:
         return CompileFailure("cost", "too complex, exceeds cost limit")

@@ -42,6 +42,8 @@ class Checked:
     types: dict[int, T.CelType] = field(default_factory=dict)
     overloads: dict[int, list[Overload]] = field(default_factory=dict)
     errors: list[tuple[int, str]] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    """Functions Kubernetes has but draguard does not evaluate (a reason not to decide)."""
 
 
 _ERROR = T.CelType("*error*")
@@ -150,6 +152,7 @@ class _Checker:
         fn = FUNCTIONS.get(e.fn)
         if fn is None:
             if e.fn in UNSUPPORTED:
+                self.out.unsupported.append(e.fn)
                 return self.err(e.pos, f"function '{e.fn}' of the Kubernetes CEL environment is not supported by draguard")
             return self.err(e.pos, f"undeclared reference to '{e.fn}' (in container '')")
         if _ERROR in arg_ts or target_t == _ERROR:

@@ -228,8 +228,8 @@ def check_claim_spec(
                 return [
                     Note(
                         Reason.SATISFIABILITY_UNKNOWN,
-                        f'request "{alt.display}": {problem.origin} selector #{problem.index} does not compile ({first}); '
-                        "satisfiability not checked",
+                        f'request "{alt.display}": {problem.origin} selector #{problem.index} cannot be evaluated '
+                        f"({first}); satisfiability not checked",
                         alt.path,
                         Severity.WARNING,
                     )

@@ -30,6 +30,7 @@ from app.validation.resourceclaim import (
     validate_resource_claim_update,
 )
 from app.validation.resourceslice import validate_resource_slice, validate_resource_slice_update
+from app.validation.selectors import unchecked_selector_notes
 
 __all__ = [
     "ADMIN_ACCESS_UNVERIFIED",
@@ -82,6 +83,8 @@ def validate(obj: DRAObject, ctx: ValidationContext = ValidationContext()) -> Va
         result.notes = admin_notes + lint_claim_spec(obj.spec.spec, Path.root("spec", "spec"))
     elif isinstance(obj, DeviceClass):
         result.errors = validate_device_class(obj)
+    if not isinstance(obj, ResourceSlice):
+        result.notes += unchecked_selector_notes(obj)
     return result
 
 

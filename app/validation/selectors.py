@@ -1,28 +1,37 @@
 """CEL device selectors: length, compilation, result type and estimated cost.
 
 Why through ``app.cel``: the DRA CEL environment (``device`` variable, Kubernetes libraries,
-cost estimation) is built by another part of draguard; this module only maps its verdict to the
-field error the API server returns.  Like Kubernetes, the length is checked first and an
-over-long expression is not compiled at all.
+cost estimation) lives there; this module only maps its verdict to the field error the API
+server returns.  Like Kubernetes, the length is checked first and an over-long expression is
+not compiled at all.
 
-Until ``app.cel.compile_selector`` exists the compile step is skipped (nothing can be decided),
-so this module works in every build.
+An expression that uses CEL Kubernetes accepts but draguard cannot evaluate (optional syntax,
+the IP/CIDR/URL libraries…) is never an error here — that would be a false rejection — but a
+``SelectorNotChecked`` warning from :func:`unchecked_selector_notes`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Iterator
 
+from app.cel import CompileFailure, compile_selector
 from app.k8s.field import FieldError, Path, forbidden, invalid, required, too_long
-from app.k8s.models import DeviceSelector
+from app.k8s.finding import Note, Severity
+from app.k8s.models import (
+    DeviceClass,
+    DeviceSelector,
+    ResourceClaim,
+    ResourceClaimSpec,
+    ResourceClaimTemplate,
+)
 from app.validation.helpers import blen, validate_slice
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "DEVICE_SELECTORS_MAX_SIZE",
+    "SELECTOR_NOT_CHECKED",
     "cel_available",
+    "unchecked_selector_notes",
     "validate_cel_expression",
     "validate_selector",
     "validate_selectors",
@@ -30,31 +39,12 @@ __all__ = [
 
 CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
 DEVICE_SELECTORS_MAX_SIZE = 32  # resource.DeviceSelectorsMaxSize
-
-_compiler: Callable[[str], Any] | None = None
-_failure_type: type | None = None
-
-
-def _load_compiler() -> Callable[[str], Any] | None:
-    """Find ``app.cel.compile_selector`` once it exists; looked up again until it does."""
-    global _compiler, _failure_type
-    if _compiler is not None:
-        return _compiler
-    try:
-        module = importlib.import_module("app.cel")
-    except ImportError:
-        return None
-    fn = getattr(module, "compile_selector", None)
-    failure = getattr(module, "CompileFailure", None)
-    if callable(fn):
-        _compiler = fn
-        _failure_type = failure if isinstance(failure, type) else None
-    return _compiler
+SELECTOR_NOT_CHECKED = "SelectorNotChecked"
 
 
 def cel_available() -> bool:
-    """Whether CEL selectors can be compiled in this build (tests skip CEL cases otherwise)."""
-    return _load_compiler() is not None
+    """Whether CEL selectors can be compiled in this build (always, now that app.cel exists)."""
+    return True
 
 
 def validate_cel_expression(expression: str, path: Path, stored: bool = False) -> list[FieldError]:
@@ -66,21 +56,53 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
         return []
     if blen(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
-    compile_selector = _load_compiler()
-    if compile_selector is None:
-        return []
     result = compile_selector(expression)
-    if _failure_type is not None and not isinstance(result, _failure_type):
-        return []  # a CompiledSelector: fine
-    kind = getattr(result, "kind", None)
-    message = getattr(result, "message", None)
-    if kind is None or not isinstance(message, str):
+    if not isinstance(result, CompileFailure) or result.kind == "unsupported":
         return []
-    if kind == "cost":
+    if result.kind == "cost":
         return [forbidden(path, "too complex, exceeds cost limit")]
-    if kind == "too_long":
+    if result.kind == "too_long":
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
-    return [invalid(path, expression, message)]
+    return [invalid(path, expression, result.message)]
+
+
+def _selectors_of(obj: DeviceClass | ResourceClaim | ResourceClaimTemplate) -> Iterator[tuple[str, Path]]:
+    def claim_spec(spec: ResourceClaimSpec, base: Path) -> Iterator[tuple[str, Path]]:
+        requests = base.child("devices", "requests")
+        for i, request in enumerate(spec.devices.requests):
+            if request.exactly is not None:
+                for j, sel in enumerate(request.exactly.selectors):
+                    if sel.cel is not None:
+                        yield sel.cel.expression, requests.index(i).child("exactly", "selectors").index(j)
+            for k, sub in enumerate(request.first_available):
+                for j, sel in enumerate(sub.selectors):
+                    if sel.cel is not None:
+                        yield sel.cel.expression, requests.index(i).child("firstAvailable").index(k).child(
+                            "selectors"
+                        ).index(j)
+
+    if isinstance(obj, DeviceClass):
+        for j, sel in enumerate(obj.spec.selectors):
+            if sel.cel is not None:
+                yield sel.cel.expression, Path.root("spec", "selectors").index(j)
+    elif isinstance(obj, ResourceClaim):
+        yield from claim_spec(obj.spec, Path.root("spec"))
+    else:
+        yield from claim_spec(obj.spec.spec, Path.root("spec", "spec"))
+
+
+def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTemplate) -> list[Note]:
+    """A warning for every selector draguard cannot evaluate (Kubernetes may well accept it)."""
+    notes: list[Note] = []
+    for expression, path in _selectors_of(obj):
+        if blen(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+            continue
+        result = compile_selector(expression)
+        if isinstance(result, CompileFailure) and result.kind == "unsupported":
+            notes.append(
+                Note(SELECTOR_NOT_CHECKED, result.message, path.child("cel", "expression"), Severity.WARNING)
+            )
+    return notes
 
 
 def validate_selector(selector: DeviceSelector, path: Path, stored: bool = False) -> list[FieldError]:

@@ -151,3 +151,13 @@ def test_invalid_linted_slices_are_not_merged() -> None:
     review = _lint(broken)
     assert any(f.reason == "Unsatisfiable" for f in review.findings)
     assert any(f.kind == "ResourceSlice" and f.severity is Severity.ERROR for f in review.findings)
+
+
+def test_selector_draguard_cannot_evaluate_is_allowed_with_warnings() -> None:
+    obj = claim_asking("10Gi")
+    exactly = obj["spec"]["devices"]["requests"][0]["exactly"]
+    exactly["selectors"] = [{"cel": {"expression": 'device.attributes["gpu.example.com"].?model.orValue("") == "x"'}}]
+    review = admit(obj)
+    assert not review.denied
+    assert ("SelectorNotChecked", "warning") in reasons(review)
+    assert ("SatisfiabilityUnknown", "warning") in reasons(review)
