@@ -175,6 +175,8 @@ def explain_combination(
             return msg
     if best is not None and best.kind == "fatal" and best.detail:
         return f"{best.detail} (node {best_label})"
+    if best is not None and best.kind == "unsat" and best.detail:
+        return f"{best.detail} (best node: {best_label})"
     if best is not None and best.stalled:
         placed = [f'"{p.name}"' for p in plans[: best.depth]]
         if placed:

@@ -89,6 +89,9 @@ class _Search:
         self.stalled = ""
         self.picks: list[tuple[str, DeviceRecord]] = []
         self._lists: dict[int, list[Entry]] = {}
+        self._signatures: dict[int, object] = {}
+        self.shortfall = ""
+        """Why the counting bound stopped the deepest attempt (for the explanation)."""
         self.min_remaining = self._min_remaining()
 
     # ------------------------------------------------------------------ helpers
@@ -203,6 +206,79 @@ class _Search:
                 return False
         return True
 
+    # ------------------------------------------------------------------ counting bound
+    def _suffix_may_fit(self, ri: int) -> bool:
+        """A necessary condition for placing requests ``ri..``: enough slots per group of alike requests.
+
+        Requests that behave alike (same class, selectors, capacity, tolerations) compete for the
+        same devices; if all their picks together exceed the shares the devices have left (a
+        dedicated device: one; a shared one: how many more of that consumption still fit), no
+        assignment exists and the exhaustive search would only prove it slowly — 32 requests of
+        1Gi over devices with 18 shares is 2^32 ways to fail.  Other requests, constraints and
+        counters can only lower the real number, so the bound never prunes a solution.
+        """
+        need: dict[object, int] = {}
+        members: dict[object, list[Alternative]] = {}
+        for plan in self.plans[ri:]:
+            if len(plan.alternatives) != 1 or plan.alternatives[0].all_mode:
+                continue
+            alt = plan.alternatives[0]
+            sig = self._signature(alt)
+            need[sig] = need.get(sig, 0) + alt.count
+            members.setdefault(sig, []).append(alt)
+        for sig, wanted in need.items():
+            if wanted <= 1:
+                continue
+            room = self._slots(members[sig][0], wanted)
+            if room < wanted:
+                if ri >= self.depth:
+                    self.shortfall = _shortfall_text(members[sig], wanted, room)
+                return False
+        return True
+
+    def _signature(self, alt: Alternative) -> object:
+        sig = self._signatures.get(alt.key)
+        if sig is None:
+            capacity = tuple(sorted((k, v.nanos) for k, v in alt.capacity.items()))
+            sig = (alt.class_name, alt.selectors, capacity, alt.tolerations, alt.admin)
+            self._signatures[alt.key] = sig
+        return sig
+
+    def _slots(self, alt: Alternative, enough: int) -> int:
+        """How many more picks of ``alt`` the devices could take (stops counting at ``enough``)."""
+        slots = 0
+        for entry in self.entries(alt):
+            if entry.status is Status.ERROR:
+                return enough  # never prune where the search would stop on an error
+            if entry.status is not Status.OK:
+                continue
+            dev = entry.dev
+            if alt.admin:
+                slots += 0 if dev.index in self.picked else 1
+            elif not dev.multi:
+                slots += 0 if dev.index in self.used else 1
+            else:
+                slots += self._shares_left(entry, enough)
+            if slots >= enough:
+                return slots
+        return slots
+
+    def _shares_left(self, entry: Entry, enough: int) -> int:
+        if entry.fit is None:
+            return enough
+        already = self.consumed.get(entry.dev.index, {})
+        shares = enough
+        for name, amount in entry.fit.consumed.items():
+            if amount.nanos <= 0:
+                continue
+            value = entry.dev.capacity[name].value
+            if value is None:
+                return 0
+            prior = already.get(name)
+            room = value.nanos - (prior.nanos if prior is not None else 0)
+            shares = min(shares, max(room, 0) // amount.nanos)
+        return shares
+
     # ------------------------------------------------------------------ recursion
     def request(self, ri: int) -> bool:
         if ri == len(self.plans):
@@ -210,6 +286,8 @@ class _Search:
         if ri > self.depth or not self.stalled:
             self.depth = ri
             self.stalled = self.plans[ri].name
+        if self.prune and not self._suffix_may_fit(ri):
+            return False
         for alt in self.plans[ri].alternatives:
             if alt.all_mode:
                 if self._all(ri, alt):
@@ -287,6 +365,13 @@ class _Search:
         return False
 
 
+def _shortfall_text(alts: Sequence[Alternative], wanted: int, room: int) -> str:
+    last = alts[-1].display
+    names = ", ".join(f'"{a.display}"' for a in alts)
+    alike = f"{len(alts)} alike requests ({names})" if len(alts) > 1 else f'request "{last}"'
+    return f'request "{last}": {alike} need {wanted} device shares; the devices left have room for {room}'
+
+
 @dataclass(frozen=True, slots=True)
 class _Undo:
     """What one placement changed beyond the claim's own bookkeeping."""
@@ -328,4 +413,4 @@ def search_group(
         return Outcome("deadline", detail="search too deep")
     if ok:
         return Outcome("ok", depth=len(plans), picks=list(search.picks))
-    return Outcome("unsat", depth=search.depth, stalled=search.stalled)
+    return Outcome("unsat", detail=search.shortfall, depth=search.depth, stalled=search.stalled)

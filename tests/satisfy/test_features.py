@@ -228,3 +228,17 @@ def test_unknown_nodes_treat_selector_slices_as_reachable() -> None:
             nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]})]
     inv = build_inventory(objs)
     assert verdict(check(claim(req("gpu")), inv)) == "sat"
+
+
+def test_counting_bound_over_unlike_shared_devices() -> None:
+    """32 alike requests; one device has room for 8 shares of 5Gi, the other 10 of 4Gi: 18 in all."""
+    devs = [
+        device("a", multi=True, capacity={"mem": cap("40Gi", "5Gi", min="5Gi", step="5Gi")}),
+        device("b", multi=True, capacity={"mem": cap("40Gi", "4Gi", min="4Gi", step="4Gi", max="16Gi")}),
+    ]
+    inv = inventory(rslice("n1", devs))
+    ask = {"mem": "1Gi"}
+    assert verdict(check(claim(*[req(f"r{i}", capacity=ask) for i in range(18)]), inv)) == "sat"
+    notes = check(claim(*[req(f"r{i}", capacity=ask) for i in range(32)]), inv)
+    assert verdict(notes) == "unsat"
+    assert "32 device shares; the devices left have room for 18" in message(notes)
