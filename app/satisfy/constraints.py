@@ -41,6 +41,10 @@ class ConstraintState:
     def remove(self, request: str, sub: str | None, dev: DeviceRecord) -> None:
         raise NotImplementedError
 
+    def state_key(self) -> object:
+        """A hashable snapshot of the state (the search memoises failed states with it)."""
+        raise NotImplementedError
+
 
 class MatchState(ConstraintState):
     def __init__(self, constraint: DeviceConstraint, attribute: str) -> None:
@@ -68,6 +72,9 @@ class MatchState(ConstraintState):
         if self.count == 0:
             self.value = None
 
+    def state_key(self) -> object:
+        return (self.count, self.value)
+
 
 class DistinctState(ConstraintState):
     def __init__(self, constraint: DeviceConstraint, attribute: str) -> None:
@@ -92,6 +99,9 @@ class DistinctState(ConstraintState):
             return
         self.values.pop(request, None)
         self.count -= 1
+
+    def state_key(self) -> object:
+        return (self.count, tuple(sorted(self.values.items(), key=lambda kv: kv[0])))
 
 
 def build_constraints(constraints: Sequence[DeviceConstraint]) -> list[ConstraintState]:

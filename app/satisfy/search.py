@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from app.capacity import fits_on_top
 from app.inventory import DeviceRecord, Inventory, PoolKey
-from app.k8s.quantity import Quantity
+from app.k8s.quantity import Format, Quantity
 from app.satisfy.candidates import Candidates, Entry, Status
 from app.satisfy.constraints import ConstraintState
 from app.satisfy.plan import Alternative, RequestPlan
@@ -30,6 +30,7 @@ from app.satisfy.plan import Alternative, RequestPlan
 __all__ = ["MAX_DEVICES", "Outcome", "SearchAbort", "search_group"]
 
 MAX_DEVICES = 32
+_MEMO_LIMIT = 200_000  # failed states remembered per search; bounds memory, not correctness
 
 
 class SearchAbort(Exception):
@@ -90,6 +91,8 @@ class _Search:
         self.picks: list[tuple[str, DeviceRecord]] = []
         self._lists: dict[int, list[Entry]] = {}
         self._signatures: dict[int, object] = {}
+        self.failed: set[object] = set()
+        """States (see :meth:`_state`) from which no placement of the remaining requests exists."""
         self.shortfall = ""
         """Why the counting bound stopped the deepest attempt (for the explanation)."""
         self.min_remaining = self._min_remaining()
@@ -234,6 +237,54 @@ class _Search:
                 if ri >= self.depth:
                     self.shortfall = _shortfall_text(members[sig], wanted, room)
                 return False
+        return self._capacity_may_suffice(ri, [a for group in members.values() for a in group])
+
+    def _capacity_may_suffice(self, ri: int, alts: list[Alternative]) -> bool:
+        """Per capacity name: the least the remaining requests must take ≤ what shared devices have left.
+
+        A request that could land on a dedicated device, or on a device that does not publish
+        the capacity, may take none of it, so only requests bound to shared devices count — the
+        bound is necessary, never a reason to miss a solution.
+        """
+        demand: dict[str, int] = {}
+        devices: dict[int, Entry] = {}
+        for alt in alts:
+            least: dict[str, int] | None = None
+            for entry in self.entries(alt):
+                if entry.status is Status.ERROR:
+                    return True
+                if entry.status is not Status.OK:
+                    continue
+                if not entry.dev.multi or entry.fit is None:
+                    least = {}
+                    break
+                devices[entry.dev.index] = entry
+                takes = {name: q.nanos for name, q in entry.fit.consumed.items()}
+                least = takes if least is None else {
+                    name: min(n, takes[name]) for name, n in least.items() if name in takes
+                }
+            for name, amount in (least or {}).items():
+                demand[name] = demand.get(name, 0) + amount * alt.count
+        for name, wanted in demand.items():
+            if wanted <= 0:
+                continue
+            supply = 0
+            fmt = None
+            for entry in devices.values():
+                cap = entry.dev.capacity.get(name)
+                if cap is None or cap.value is None:
+                    continue
+                fmt = fmt or cap.value.format
+                prior = self.consumed.get(entry.dev.index, {}).get(name)
+                supply += max(cap.value.nanos - (prior.nanos if prior is not None else 0), 0)
+            if wanted > supply:
+                if ri >= self.depth:
+                    self.shortfall = (
+                        f'request "{alts[-1].display}": the remaining requests need at least '
+                        f"{Quantity(wanted, fmt or Format.DECIMAL_SI)} of {name} on shared devices, which have "
+                        f"{Quantity(supply, fmt or Format.DECIMAL_SI)} left"
+                    )
+                return False
         return True
 
     def _signature(self, alt: Alternative) -> object:
@@ -286,15 +337,35 @@ class _Search:
         if ri > self.depth or not self.stalled:
             self.depth = ri
             self.stalled = self.plans[ri].name
-        if self.prune and not self._suffix_may_fit(ri):
-            return False
+        key: object = None
+        if self.prune:
+            if not self._suffix_may_fit(ri):
+                return False
+            key = self._state(ri)
+            if key in self.failed:
+                return False
         for alt in self.plans[ri].alternatives:
             if alt.all_mode:
                 if self._all(ri, alt):
                     return True
             elif self._slot(ri, alt, 0, 0):
                 return True
+        if self.prune and len(self.failed) < _MEMO_LIMIT:
+            self.failed.add(key)
         return False
+
+    def _state(self, ri: int) -> object:
+        """Everything that decides whether requests ``ri..`` can still be placed.
+
+        Two orders of the same picks (r0→a, r1→b and r0→b, r1→a) reach the same state; the
+        search remembers states that failed, which turns the exhaustive search's repeated
+        sub-problems into look-ups (prune mode only: the replayed corners keep the order).
+        """
+        consumed = tuple(sorted((i, _state_key(c)) for i, c in self.consumed.items()))
+        counters = tuple(sorted((k, v.nanos) for k, v in self.counters.items()))
+        constraints = tuple(c.state_key() for c in self.constraints)
+        return (ri, self.results, consumed, frozenset(self.used), tuple(sorted(self.picked.items())), counters,
+                constraints)
 
     def _slot(self, ri: int, alt: Alternative, k: int, start: int) -> bool:
         if k == alt.count:

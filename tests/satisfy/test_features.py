@@ -242,3 +242,13 @@ def test_counting_bound_over_unlike_shared_devices() -> None:
     notes = check(claim(*[req(f"r{i}", capacity=ask) for i in range(32)]), inv)
     assert verdict(notes) == "unsat"
     assert "32 device shares; the devices left have room for 18" in message(notes)
+
+
+def test_capacity_sum_bound_explains_unlike_requests() -> None:
+    """Twenty requests of 1..20Gi (210Gi) over four 40Gi shared devices (160Gi): decided by the sum."""
+    inv = inventory(rslice("n1", [device(f"g{i}", multi=True, capacity={"mem": cap("40Gi")}) for i in range(4)]))
+    fits = [req(f"r{i}", capacity={"mem": f"{i + 1}Gi"}) for i in range(17)]  # 153Gi: packs
+    assert verdict(check(claim(*fits), inv)) == "sat"
+    notes = check(claim(*[req(f"r{i}", capacity={"mem": f"{i + 1}Gi"}) for i in range(20)]), inv)
+    assert verdict(notes) == "unsat"
+    assert "need at least 210Gi of mem on shared devices, which have 160Gi left" in message(notes)
