@@ -286,11 +286,11 @@ def internal(path: Path, detail: str) -> FieldError:
     return FieldError(ErrorType.INTERNAL, path, None, detail, has_value=False)
 
 
-def aggregate_message(errors: Iterable[FieldError]) -> str:
-    """``utilerrors.NewAggregate(...).Error()``: one error as is, several as ``[e1, e2]``, deduplicated."""
+def aggregate_texts(texts: Iterable[str]) -> str:
+    """``utilerrors.NewAggregate(...).Error()`` over rendered errors: one as is, several as
+    ``[e1, e2]``, identical texts once, nothing as ``""``."""
     seen: list[str] = []
-    for e in errors:
-        text = str(e)
+    for text in texts:
         if text not in seen:
             seen.append(text)
     if not seen:
@@ -298,3 +298,8 @@ def aggregate_message(errors: Iterable[FieldError]) -> str:
     if len(seen) == 1:
         return seen[0]
     return "[" + ", ".join(seen) + "]"
+
+
+def aggregate_message(errors: Iterable[FieldError]) -> str:
+    """The aggregate of field errors, each rendered ``<path>: <body>`` (see :func:`aggregate_texts`)."""
+    return aggregate_texts(str(e) for e in errors)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from app.k8s.field import aggregate_texts
 from app.k8s.finding import Finding, Severity
 from app.review.pipeline import ObjectReview
 
@@ -42,23 +43,13 @@ def _field_error_text(f: Finding) -> str:
     return f"{f.field}: {f.message}" if f.field else f.message
 
 
-def _aggregate(texts: Iterable[str]) -> str:
-    """``utilerrors.NewAggregate(errs).Error()`` (as :func:`app.k8s.field.aggregate_message`):
-    deduplicated, one error bare, several as ``[e1, e2]``."""
-    seen: list[str] = []
-    for text in texts:
-        if text not in seen:
-            seen.append(text)
-    return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
-
-
 def denial_message(kind: str, name: str, errors: Sequence[Finding], group: str = RESOURCE_GROUP) -> str:
     """The message of ``apierrors.NewInvalid(kind, name, errs)``."""
     qualified = f"{kind}.{group}" if group else kind
     shown = [_field_error_text(f) for f in errors[:MAX_CAUSES]]
     if len(errors) > MAX_CAUSES:
         shown.append(f"and {len(errors) - MAX_CAUSES} more errors")
-    return f"{qualified} {json.dumps(name)} is invalid: {_aggregate(shown)}"
+    return f"{qualified} {json.dumps(name)} is invalid: {aggregate_texts(shown)}"
 
 
 def denial_status(kind: str, name: str, errors: Sequence[Finding], group: str = RESOURCE_GROUP) -> dict[str, Any]:
@@ -72,8 +63,8 @@ def denial_status(kind: str, name: str, errors: Sequence[Finding], group: str = 
             "name": name,
             "group": group,
             "kind": kind,
-            "causes": [
-                {"reason": f.reason, "message": _field_error_text(f), "field": f.field}
+            "causes": [  # metav1.StatusCause: the body alone, as the API server's NewInvalid does
+                {"reason": f.reason, "message": f.message, "field": f.field}
                 for f in errors[:MAX_CAUSES]
             ],
         },

@@ -17,11 +17,13 @@ from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import admission_review, claim, device_class, resource_slice, template
 
-BAD_NAME_MESSAGE = (
-    "spec.devices.requests[0].name: Invalid value: \"GPU_x\": a lowercase RFC 1123 label must consist of "
+BAD_NAME_BODY = (
+    "Invalid value: \"GPU_x\": a lowercase RFC 1123 label must consist of "
     "lower case alphanumeric characters or '-', and must start and end with an alphanumeric character "
     "(e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
+# A cause carries the body alone (metav1.StatusCause.Message); the message prefixes the path.
+BAD_NAME_MESSAGE = f"spec.devices.requests[0].name: {BAD_NAME_BODY}"
 
 
 @pytest.fixture
@@ -74,7 +76,7 @@ def test_invalid_claim_is_denied_like_the_api_server(served: Served) -> None:
                 "kind": "ResourceClaim",
                 "causes": [{
                     "reason": "FieldValueInvalid",
-                    "message": BAD_NAME_MESSAGE,
+                    "message": BAD_NAME_BODY,
                     "field": "spec.devices.requests[0].name",
                 }],
             },
