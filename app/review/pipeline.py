@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.inventory import Inventory, build_inventory
@@ -325,7 +325,7 @@ def review_admission(
         )
         return review
     ctx = ValidationContext(admission=True)
-    opts = options if options.admission else ReviewOptions(**{**options.__dict__, "admission": True})
+    opts = options if options.admission else replace(options, admission=True)
     old_model = None
     if operation == "UPDATE" and old_obj is not None and kind in CHECKED_KINDS:
         old_model = decode_object(kind, dict(old_obj)).model

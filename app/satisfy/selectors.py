@@ -10,8 +10,8 @@ cached per device shape.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from app.cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector
 from app.inventory import DeviceRecord
 
 __all__ = ["SelectorError", "SelectorSet", "compile_selectors"]
@@ -33,7 +33,7 @@ class SelectorError:
 class SelectorSet:
     """The compiled selectors of one class + one request, evaluated lazily per device shape."""
 
-    def __init__(self, entries: list[tuple[str, int, str, Any]]) -> None:
+    def __init__(self, entries: list[tuple[str, int, str, CompiledSelector | CompileFailure | None]]) -> None:
         self._entries = entries
         self._cache: dict[int, bool | SelectorError] = {}
         self.rejected_by: dict[int, tuple[str, int, str]] = {}
@@ -42,8 +42,6 @@ class SelectorSet:
 
     def compile_problem(self) -> SelectorError | None:
         """The first selector that does not compile (only a class can get here unvalidated)."""
-        from app.cel import CompileFailure
-
         for origin, index, expression, compiled in self._entries:
             if isinstance(compiled, CompileFailure):
                 return SelectorError(origin, index, expression, compiled.message, compile_error=True)
@@ -58,8 +56,6 @@ class SelectorSet:
         return result
 
     def _evaluate(self, dev: DeviceRecord) -> bool | SelectorError:
-        from app.cel import CelRuntimeError, CompileFailure
-
         for origin, index, expression, compiled in self._entries:
             if isinstance(compiled, CompileFailure):
                 return SelectorError(origin, index, expression, compiled.message, compile_error=True)
@@ -83,9 +79,7 @@ class SelectorSet:
 
 def compile_selectors(class_name: str, class_selectors: tuple[str | None, ...], request_selectors: tuple[str | None, ...]) -> SelectorSet:
     """Compile (cached by the CEL package) class selectors first, then the request's."""
-    from app.cel import compile_selector
-
-    entries: list[tuple[str, int, str, Any]] = []
+    entries: list[tuple[str, int, str, CompiledSelector | CompileFailure | None]] = []
     for origin, selectors in ((f"class {class_name}", class_selectors), ("request", request_selectors)):
         for i, expr in enumerate(selectors):
             entries.append((origin, i, expr or "", compile_selector(expr) if expr else None))
