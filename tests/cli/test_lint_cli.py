@@ -162,3 +162,53 @@ def test_sarif_has_the_required_properties(files: dict[str, Path]) -> None:
 def test_usage_error_exits_two() -> None:
     proc = run("--format", "yaml", "x.yaml")
     assert proc.returncode == 2
+
+
+NEGATIVE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: negative
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        capacity:
+          requests:
+            memory: "-1Gi"
+"""
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_strict_turns_lint_warnings_into_errors(tmp_path: Path) -> None:
+    path = tmp_path / "neg.yaml"
+    path.write_text(NEGATIVE)
+    relaxed = run(str(path), "--format", "json")
+    assert relaxed.returncode == 0
+    assert {(f["reason"], f["severity"]) for f in findings(relaxed)} == {("LintNegativeCapacityRequest", "warning")}
+    strict = run(str(path), "--format", "json", "--strict")
+    assert strict.returncode == 1
+    assert {(f["reason"], f["severity"]) for f in findings(strict)} == {("LintNegativeCapacityRequest", "error")}
+    assert run(str(path), "--fail-on", "warning").returncode == 1
+
+
+def test_show_mutations_adds_the_patch_to_json() -> None:
+    proc = run(str(EXAMPLES / "claims" / "good" / "70-default-memory.yaml"), "--inventory", str(EXAMPLES / "inventory"),
+               "--format", "json", "--show-mutations")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0
+    (mutation,) = doc["mutations"]
+    assert mutation["name"] == "notebook-default-share"
+    assert mutation["patch"] == [
+        {"op": "add", "path": "/spec/devices/requests/0/exactly/capacity", "value": {"requests": {"memory": "5Gi"}}}
+    ]
+
+
+def test_inventory_folder_also_linted_counts_each_slice_once() -> None:
+    inventory = str(EXAMPLES / "inventory")
+    proc = run(inventory, str(EXAMPLES / "claims" / "good"), "--inventory", inventory, "--format", "json")
+    assert proc.returncode == 0, proc.stdout
+    assert not [f for f in findings(proc) if f["severity"] == "error"]
