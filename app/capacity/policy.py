@@ -10,7 +10,7 @@ refuses (or worse, the reverse).  Everything else compares exact :class:`Quantit
 from __future__ import annotations
 
 from app.k8s.models import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
-from app.k8s.quantity import Quantity
+from app.k8s.quantity import Format, Quantity
 
 __all__ = ["consumed_amount", "policy_violation", "round_up_range", "round_up_valid_values"]
 
@@ -43,7 +43,7 @@ def round_up_range(requested: Quantity, valid_range: CapacityRequestPolicyRange)
     n = _go_div(added, step_v)
     if _go_mod(added, step_v) != 0:
         n += 1
-    return Quantity.from_int(minimum.value() + step_v * n, step.format)
+    return Quantity.from_int(minimum.value() + step_v * n, Format.BINARY_SI)  # as NewQuantity(val, BinarySI)
 
 
 def round_up_valid_values(requested: Quantity, values: list[Quantity]) -> Quantity:
