@@ -337,20 +337,18 @@ class _Search:
         if ri > self.depth or not self.stalled:
             self.depth = ri
             self.stalled = self.plans[ri].name
-        key: object = None
-        if self.prune:
-            if not self._suffix_may_fit(ri):
-                return False
-            key = self._state(ri)
-            if key in self.failed:
-                return False
+        if self.prune and not self._suffix_may_fit(ri):
+            return False
+        key = self._state(ri)
+        if key in self.failed:
+            return False
         for alt in self.plans[ri].alternatives:
             if alt.all_mode:
                 if self._all(ri, alt):
                     return True
             elif self._slot(ri, alt, 0, 0):
                 return True
-        if self.prune and len(self.failed) < _MEMO_LIMIT:
+        if len(self.failed) < _MEMO_LIMIT:
             self.failed.add(key)
         return False
 
@@ -359,7 +357,9 @@ class _Search:
 
         Two orders of the same picks (r0→a, r1→b and r0→b, r1→a) reach the same state; the
         search remembers states that failed, which turns the exhaustive search's repeated
-        sub-problems into look-ups (prune mode only: the replayed corners keep the order).
+        sub-problems into look-ups.  Sound in the faithful replay too: from the same state the
+        replay visits the same devices in the same order, and a selector error on the way would
+        have ended the search the first time (a failed state never hid an error).
         """
         consumed = tuple(sorted((i, _state_key(c)) for i, c in self.consumed.items()))
         counters = tuple(sorted((k, v.nanos) for k, v in self.counters.items()))
