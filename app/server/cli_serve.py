@@ -24,8 +24,9 @@ from app.inventory.kube import KubeConfigError, KubeInventory, load_in_cluster, 
 from app.k8s.decode import InputError
 from app.review.pipeline import ReviewOptions
 from app.server.app import create_app
+from app.server.health import health_only
 from app.server.logs import configure_logging
-from app.server.runner import make_server
+from app.server.runner import BackgroundServer, make_server
 from app.server.sources import InventoryLoadError, InventorySource, NoInventory, StaticInventory
 from app.server.state import ServerState
 from app.server.tls import CertReloader
@@ -60,6 +61,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cert-reload-seconds", type=float, default=5.0,
                         help="how often to check the certificate files for rotation (default 5)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--health-port", type=int, default=None, metavar="PORT",
+                        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port "
+                             "(for kubelet probes when --client-ca is on)")
 
 
 def _self_signed(host: str) -> tuple[Path, Path]:
@@ -140,8 +144,13 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"draguard serve: {exc}", file=sys.stderr)
         return 2
     assert state.tls is not None
-    server = make_server(create_app(state), ssl_context=state.tls.context, host=args.host, port=args.port,
+    app = create_app(state)
+    server = make_server(app, ssl_context=state.tls.context, host=args.host, port=args.port,
                          log_level=args.log_level)
+    if args.health_port is not None:
+        health = BackgroundServer(health_only(app), host=args.host, port=args.health_port, lifespan="off",
+                                  log_level=args.log_level).start()
+        log.info(json.dumps({"msg": "serving health over plain HTTP", "port": health.port}))
     log.info(json.dumps({"msg": "serving", "host": args.host, "port": args.port,
                          "inventory": state.inventory.status()}))
     if threading.current_thread() is threading.main_thread():
