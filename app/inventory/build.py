@@ -181,7 +181,7 @@ def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
     groups = _group_nodes(devices, reach, pools, nodes)
     reachable = tuple(sorted({i for g in groups for i in g.devices}))
     return Inventory(
-        classes=classes, pools=pools, devices=tuple(devices), nodes=nodes, nodes_known=bool(nodes), groups=groups,
+        classes=classes, pools=pools, devices=tuple(devices), nodes=nodes, groups=groups,
         reachable=reachable,
     )
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.k8s.models import Device, DeviceCapacity, DeviceClass, DeviceTaint
+from app.k8s.models import Device, DeviceCapacity, DeviceTaint
 from app.k8s.quantity import Quantity
 
 __all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "PoolKey", "PoolRecord"]
@@ -102,5 +102,3 @@ class NodeGroup:
             return self.nodes[0]
         return f"{self.nodes[0]} (+{len(self.nodes) - 1} alike)"
 
-
-ClassMap = Mapping[str, DeviceClass]

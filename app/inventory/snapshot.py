@@ -24,13 +24,17 @@ class Inventory:
     pools: Mapping[PoolKey, PoolRecord] = field(default_factory=dict)
     devices: tuple[DeviceRecord, ...] = ()
     nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    nodes_known: bool = False
     groups: tuple[NodeGroup, ...] = ()
     reachable: tuple[int, ...] = ()
     """Indices of the devices at least one node (group) can reach, in allocator order."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Derived data keyed by its inputs (compiled candidate sets).  Only ever *added* to, so
     readers sharing the snapshot see either nothing or a complete value."""
+
+    @property
+    def nodes_known(self) -> bool:
+        """Whether Node objects were given (without them, each nodeName counts as a node)."""
+        return bool(self.nodes)
 
     @property
     def device_count(self) -> int:

@@ -77,10 +77,6 @@ class Document:
     positions: dict[PathKey, Position] = field(default_factory=dict)
     key_positions: dict[PathKey, Position] = field(default_factory=dict)
 
-    @property
-    def is_object(self) -> bool:
-        return isinstance(self.obj, dict)
-
     def _meta(self, key: str) -> str:
         if not isinstance(self.obj, dict):
             return ""

@@ -10,11 +10,11 @@ The JSON form is the contract of DESIGN.md §4; :meth:`Finding.to_json` keeps it
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
-from app.k8s.field import FieldError, Path
+from app.k8s.field import Path
 
 __all__ = ["Finding", "Note", "ObjectRef", "Reason", "Severity"]
 
@@ -101,17 +101,6 @@ class Finding:
             extra=dict(extra),
         )
 
-    @classmethod
-    def from_field_error(cls, ref: ObjectRef, err: FieldError, severity: Severity = Severity.ERROR) -> Finding:
-        """A Kubernetes field error as a finding: ``message`` is the cause body the API server sends."""
-        return cls.for_object(ref, severity, err.reason, err.body(), str(err.path))
-
-    def with_position(self, line: int, column: int) -> Finding:
-        return replace(self, line=line, column=column)
-
-    def with_severity(self, severity: Severity) -> Finding:
-        return replace(self, severity=severity)
-
     def to_json(self) -> dict[str, Any]:
         """The DESIGN.md §4 object, in its documented field order."""
         out: dict[str, Any] = {
@@ -129,9 +118,6 @@ class Finding:
             out["line"] = self.line
             out["column"] = self.column
         return out
-
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.file, self.line, self.column, self.field, self.reason)
 
 
 @dataclass(frozen=True, slots=True)

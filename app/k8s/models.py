@@ -253,10 +253,6 @@ class Device(_Model):
     binding_failure_conditions: list[str] = Field(default_factory=list, alias="bindingFailureConditions")
     allow_multiple_allocations: bool | None = Field(None, alias="allowMultipleAllocations")
 
-    @property
-    def multi_allocatable(self) -> bool:
-        return bool(self.allow_multiple_allocations)
-
 
 class ResourcePool(_Model):
     name: str = ""

@@ -7,6 +7,7 @@ which is computed only for the rare unsatisfiable claim.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -96,8 +97,6 @@ def _no_match_message(alt: Alternative, cand: Candidates, evaluated: list[Entry]
 
 
 def _explain(template: Alternative, cand: Candidates, inventory: Inventory) -> str | None:
-    import dataclasses
-
     alt = dataclasses.replace(template, request=_PLACEHOLDER, sub=None)
     devices = _reachable(inventory)
     entries = [cand.entry(d) for d in devices]
