@@ -178,18 +178,47 @@ def _key_fn(reads: frozenset[ReadPath]) -> Callable[[CelDevice], tuple[Any, ...]
 _EMPTY: dict[str, Any] = {}
 
 
+def _is_device_driver(e: A.Expr) -> bool:
+    return isinstance(e, A.Select) and not e.test_only and e.field == "driver" and isinstance(e.operand, A.Ident) \
+        and e.operand.name == "device"
+
+
+def required_driver(root: A.Expr) -> str | None:
+    """``"x"`` when ``device.driver == "x"`` (either side) is a top-level ``&&`` conjunct of ``root``.
+
+    Only that shape counts: it is a necessary condition for the selector to be true, so a device
+    of another driver can never match, whatever its attributes.
+    """
+    stack = [root]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, A.Call) and e.target is None and e.fn == "_&&_":
+            stack.extend(e.args)
+        elif isinstance(e, A.Call) and e.target is None and e.fn == "_==_" and len(e.args) == 2:
+            left, right = e.args
+            for a, b in ((left, right), (right, left)):
+                if _is_device_driver(a) and isinstance(b, A.Const) and b.kind == "string":
+                    return str(b.value)
+    return None
+
+
 # --------------------------------------------------------------------------- selector
 class CompiledSelector:
     """A compiled, type-checked selector.  ``evaluate`` never raises."""
 
-    __slots__ = ("_cache", "_engine", "_key", "_prepared", "_serial", "expression", "max_cost", "reads")
+    __slots__ = ("_cache", "_engine", "_key", "_prepared", "_serial", "driver", "expression", "max_cost", "reads")
 
     def __init__(
-        self, expression: str, engine: Engine, prepared: Any, max_cost: int, reads: frozenset[ReadPath] | None
+        self, expression: str, engine: Engine, prepared: Any, max_cost: int, reads: frozenset[ReadPath] | None,
+        driver: str | None = None,
     ) -> None:
         self.expression = expression
         self.max_cost = max_cost
         self.reads = reads
+        self.driver = driver
+        """The driver every matching device must have (``device.driver == "x"`` is a top-level
+        conjunct), or None when the expression does not pin one.  Lets the satisfiability check
+        tell which incomplete pools could still matter to a claim."""
         self._engine = engine
         self._prepared = prepared
         self._serial = next(_serials)
@@ -319,7 +348,7 @@ def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = 
         prepared = engine.prepare(ProgramSource(expression, root, checked, tree, counting=cost > COST_LIMIT))
     except RecursionError:
         return CompileFailure("unsupported", "the expression nests too deeply for draguard to evaluate; not checked")
-    selector = _HintingSelector(expression, engine, prepared, cost, _read_set(root))
+    selector = _HintingSelector(expression, engine, prepared, cost, _read_set(root), required_driver(root))
     if cost > COST_LIMIT and enforce_cost_limit:
         return CompileFailure("cost", "too complex, exceeds cost limit")
     return selector

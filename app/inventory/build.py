@@ -93,7 +93,7 @@ def _pool_record(key: PoolKey, members: list[ResourceSlice]) -> PoolRecord:
                 for cname in use.counters:
                     if cname not in counter_sets[use.counter_set]:
                         invalid = f"device {dev.name} consumes unknown counter {use.counter_set}/{cname}"
-    return PoolRecord(key[0], key[1], generation, complete, invalid, counter_sets)
+    return PoolRecord(key[0], key[1], generation, complete, invalid, counter_sets, len(members), expected)
 
 
 def _qualified_attributes(driver: str, dev: Device) -> tuple[dict[str, tuple[str, object]], dict[str, tuple[str, object]], str | None]:

@@ -68,6 +68,10 @@ class PoolRecord:
     complete: bool
     invalid: str | None
     counter_sets: Mapping[str, Mapping[str, Quantity]] = field(default_factory=dict)
+    slices: int = 0
+    """Slices of the newest generation present."""
+    expected: int = 0
+    """``resourceSliceCount`` of the newest generation (0 when unknown)."""
 
     @property
     def key(self) -> PoolKey:

@@ -22,6 +22,7 @@ from app.k8s.finding import Note, Reason, Severity
 from app.k8s.models import ResourceClaimSpec
 from app.satisfy.candidates import Candidates, Status, candidates_for, content_key
 from app.satisfy.constraints import build_constraints, lookup_attribute
+from app.satisfy.doubts import find_doubts
 from app.satisfy.explain import explain_alternative, explain_combination
 from app.satisfy.notes import capacity_notes
 from app.satisfy.plan import Alternative, RequestPlan, plan_claim
@@ -274,8 +275,18 @@ def check_claim_spec(
             )
         )
         return out
-    out.append(_unsat_note(claim, results))
+    out.append(_sound(_unsat_note(claim, results), claim))
     return out
+
+
+def _sound(unsat: Note, claim: _Claim) -> Note:
+    """The denial only if nothing known to be missing could change it; else a warning leading with what is missing."""
+    doubts = find_doubts(claim.plans, claim.inventory)
+    if not doubts:
+        return unsat
+    more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
+    message = f"{doubts[0]}{more}, so unsatisfiability cannot be proven; with what is known now: {unsat.message}"
+    return Note(Reason.SATISFIABILITY_UNKNOWN, message, unsat.path, Severity.WARNING)
 
 
 def _unsat_note(claim: _Claim, results: list[tuple[NodeGroup, Outcome, bool]]) -> Note:

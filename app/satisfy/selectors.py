@@ -47,6 +47,19 @@ class SelectorSet:
                 return SelectorError(origin, index, expression, compiled.message, compile_error=True)
         return None
 
+    def required_driver(self) -> tuple[bool, str | None]:
+        """(pinned, driver): whether some selector pins ``device.driver`` and to what.
+
+        ``(True, None)`` means two selectors pin different drivers, so no device can match.
+        """
+        pinned: set[str] = set()
+        for _, _, _, compiled in self._entries:
+            if isinstance(compiled, CompiledSelector) and compiled.driver is not None:
+                pinned.add(compiled.driver)
+        if not pinned:
+            return False, None
+        return True, (next(iter(pinned)) if len(pinned) == 1 else None)
+
     def match(self, dev: DeviceRecord) -> bool | SelectorError:
         cached = self._cache.get(dev.shape)
         if cached is not None:

@@ -151,7 +151,9 @@ def test_lint_merges_inventory_objects_from_the_body(
     assert [f["reason"] for f in alone["findings"]] == ["SatisfiabilityUnknown"]  # class unknown
     with_class = yaml.safe_dump_all([device_class("other.example.com", 'device.driver == "other"'), lonely])
     merged = s.client.post("/lint", content=with_class).json()
-    assert [f["reason"] for f in merged["findings"]] == ["Unsatisfiable"]  # class known, no device matches
+    # class known now, but no device of it yet: unknown (an empty class is not a proof), and says so
+    assert [f["reason"] for f in merged["findings"]] == ["SatisfiabilityUnknown"]
+    assert merged["findings"][0]["message"].startswith("no device of class other.example.com is in the inventory yet")
 
 
 def test_lint_formats_and_errors(serve: Callable[..., Served], static_inventory: StaticInventory) -> None:

@@ -1,0 +1,98 @@
+"""Why a failed search is not yet a proof: the parts of the inventory known to be missing.
+
+Why this exists: ``Unsatisfiable`` denies a claim at the webhook, so it must hold for *every*
+state the cluster can reach without an operator changing the claim (DESIGN §1.3).  A search
+that found no allocation over today's inventory proves that only when nothing the claim could
+use is known to be on its way:
+
+* a pool that is **incomplete** (a driver mid-update has published 1 of 2 slices) or
+  **invalid** — Kubernetes only skips it *for now*; its missing slices may hold any device of
+  its driver, on any node;
+* a **class with no device at all** in the inventory — a driver still rolling out, a GPU node
+  pool scaled to zero, or a GitOps apply that created the class before the slices;
+* devices of the class that **no node can reach** yet — their node is not registered (yet).
+
+Each doubt is a sentence saying what is missing; the caller turns the would-be denial into a
+``SatisfiabilityUnknown`` warning that leads with it.  When in doubt the answer is "unknown":
+a false denial blocks a workload, a missed one only costs a Pending pod.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from app.inventory import Inventory, PoolRecord
+from app.satisfy.candidates import Candidates, Status, candidates_for
+from app.satisfy.plan import Alternative, RequestPlan
+
+__all__ = ["find_doubts"]
+
+_CLASS_MATCHED = (Status.OK, Status.CAPACITY, Status.TAINT, Status.ERROR)
+
+
+def _class_only(alt: Alternative, inventory: Inventory) -> Candidates:
+    """Candidates of the bare class: no request selectors, capacity, tolerations or count (All
+    mode, so devices of unusable pools are evaluated too rather than skipped)."""
+    bare = dataclasses.replace(alt, selectors=(), capacity={}, tolerations=(), mode="All", count=1, admin=False)
+    return candidates_for(bare, inventory)
+
+
+def _pool_problem(pool: PoolRecord) -> str:
+    if pool.invalid is not None:
+        return f"pool {pool.name} (driver {pool.driver}) is invalid ({pool.invalid}) and skipped for now"
+    seen = f": {pool.slices} of {pool.expected} slices published" if pool.expected else ""
+    return f"pool {pool.name} (driver {pool.driver}) is incomplete{seen}"
+
+
+def _pool_doubts(alternatives: Sequence[Alternative], inventory: Inventory) -> list[str]:
+    """Unusable pools whose driver one of the alternatives could use."""
+    broken = [p for p in inventory.pools.values() if not p.usable]
+    if not broken:
+        return []
+    drivers: set[str] = set()
+    anything = False
+    for alt in alternatives:
+        pinned, driver = candidates_for(alt, inventory).selectors.required_driver()
+        if not pinned:
+            anything = True
+        elif driver is not None:
+            drivers.add(driver)
+    return [_pool_problem(p) for p in sorted(broken, key=lambda p: p.key) if anything or p.driver in drivers]
+
+
+def _class_doubts(alternatives: Sequence[Alternative], inventory: Inventory) -> list[str]:
+    """Classes no usable, reachable device matches, and class devices no node reaches."""
+    out: list[str] = []
+    seen: set[str] = set()
+    reachable = set(inventory.reachable)
+    for alt in alternatives:
+        if alt.class_name in seen or alt.class_name not in inventory.classes:
+            continue
+        seen.add(alt.class_name)
+        bare = _class_only(alt, inventory)
+        matched = [d for d in inventory.devices if bare.entry(d).status in _CLASS_MATCHED]
+        usable = [d for d in matched if inventory.pools[d.pool_key].usable]
+        if matched and not usable:
+            continue  # only in incomplete or invalid pools: the pool doubt says so
+        if not any(d.index in reachable for d in usable):
+            if usable:
+                out.append(
+                    f"the devices of class {alt.class_name} ({usable[0].where}…) are reachable from no known node "
+                    "(node not registered yet?)"
+                )
+            else:
+                out.append(
+                    f"no device of class {alt.class_name} is in the inventory yet (driver rolling out, or a node "
+                    "pool scaled to zero?)"
+                )
+    return out
+
+
+def find_doubts(plans: Sequence[RequestPlan], inventory: Inventory) -> list[str]:
+    """What is known to be missing that could still make the claim allocatable (empty: none)."""
+    alternatives = [alt for plan in plans for alt in plan.alternatives]
+    doubts = _pool_doubts(alternatives, inventory) + _class_doubts(alternatives, inventory)
+    if not inventory.groups and not doubts:
+        doubts.append("no node can reach any device in the inventory yet")
+    return doubts
