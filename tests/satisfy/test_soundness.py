@@ -6,7 +6,20 @@ with the nearest inventory where the proof holds (→ ``Unsatisfiable``).
 
 from __future__ import annotations
 
-from dra_builders import DRIVER, cap, check, claim, dclass, device, inventory, message, node, req, rslice, verdict
+from dra_builders import (
+    DRIVER,
+    cap,
+    check,
+    claim,
+    dclass,
+    device,
+    inventory,
+    message,
+    node,
+    req,
+    rslice,
+    verdict,
+)
 
 from app.inventory import build_inventory
 
