@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from app.inventory import Inventory, build_inventory
 from app.k8s.decode import CHECKED_KINDS, Document
@@ -34,11 +34,14 @@ from app.satisfy import check_claim_spec
 from app.validation import ValidationContext, ValidationResult, validate, validate_update
 
 __all__ = [
+    "DEFAULT_DENY",
+    "DenyPolicyError",
     "ObjectReview",
     "Review",
     "ReviewOptions",
     "review_admission",
     "review_documents",
+    "parse_deny",
 ]
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
@@ -46,12 +49,48 @@ CLAIM_KINDS = NAMESPACED_KINDS
 INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
 
 
+DEFAULT_DENY: frozenset[str] = frozenset({Reason.UNSATISFIABLE})
+"""What denies at the webhook unless the operator says otherwise (``--deny``)."""
+
+_DENIABLE = frozenset({Reason.UNSATISFIABLE, Reason.SELECTOR_RUNTIME_ERROR})
+_PARITY_PREFIXES = ("FieldValue", Reason.DECODE_ERROR, Reason.UNKNOWN_FIELD)
+
+
+class DenyPolicyError(ValueError):
+    """A ``--deny`` value that cannot be a denial reason; the message says why."""
+
+
+def parse_deny(text: str) -> frozenset[str]:
+    """``Unsatisfiable,LintMaxOffGrid`` → the reasons that may deny at the webhook.
+
+    Only draguard's own proofs (``Unsatisfiable``, a certain ``SelectorRuntimeError``) and its
+    ``Lint*`` policies may deny: API-parity reasons were already checked by the API server (a
+    finding there means version skew, and denying it would only add false denials), and
+    ``SatisfiabilityUnknown`` is by definition not known.  ``none`` (or empty) denies nothing.
+    """
+    reasons = {r.strip() for r in text.split(",") if r.strip()}
+    if reasons == {"none"}:
+        return frozenset()
+    for reason in sorted(reasons):
+        if reason in _DENIABLE or reason.startswith("Lint"):
+            continue
+        if reason.startswith(_PARITY_PREFIXES):
+            why = "API-parity findings never deny at the webhook: the API server validated the object first"
+        elif reason == Reason.SATISFIABILITY_UNKNOWN:
+            why = "an undecided check must not deny (it would fail closed on what is not known)"
+        else:
+            why = f"use {', '.join(sorted(_DENIABLE))} or a Lint* reason"
+        raise DenyPolicyError(f"{reason!r} cannot deny: {why}")
+    return frozenset(reasons)
+
+
 @dataclass(frozen=True)
 class ReviewOptions:
     """What the caller wants; every door builds one from its flags."""
 
     strict: bool = False
-    unsatisfiable: Literal["deny", "warn"] = "deny"
+    deny: frozenset[str] = DEFAULT_DENY
+    """Reasons that deny at the webhook (admission only; lint reports errors as errors)."""
     mutate: bool = True
     deadline_seconds: float | None = None
     admission: bool = False
@@ -121,10 +160,32 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
     severity = note.severity
     if note.reason.startswith("Lint") and options.strict:
         severity = Severity.ERROR
-    if note.reason == Reason.UNSATISFIABLE and options.unsatisfiable == "warn":
-        severity = Severity.WARNING
     line, col = _at(doc, ref, note.path)
     return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col)
+
+
+def _skew_hint(reason: str) -> str:
+    if reason.startswith(_PARITY_PREFIXES):
+        return "likely version skew (the API server accepted it; draguard checks Kubernetes 1.36 rules): "
+    return ""
+
+
+def admission_policy(findings: Sequence[Finding], deny: frozenset[str]) -> list[Finding]:
+    """Webhook severities: only reasons in ``deny`` deny; every other error travels as a warning.
+
+    A ``Lint*`` reason in ``deny`` turns its warning into a denial (an operator's policy); other
+    reasons deny only when they are errors (a proof).  Demoted API-parity errors say why they
+    are not denials: the API server validated the object before calling the webhook.
+    """
+    out: list[Finding] = []
+    for f in findings:
+        if f.reason in deny and (f.severity is Severity.ERROR or f.reason.startswith("Lint")):
+            out.append(f if f.severity is Severity.ERROR else replace(f, severity=Severity.ERROR))
+        elif f.severity is Severity.ERROR:
+            out.append(replace(f, severity=Severity.WARNING, message=_skew_hint(f.reason) + f.message))
+        else:
+            out.append(f)
+    return out
 
 
 def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options: ReviewOptions) -> list[Finding]:
@@ -335,6 +396,6 @@ def review_admission(
         _satisfiability(checked, inventory, inventory_problem, opts)
     if operation == "CREATE" and opts.mutate:
         _mutation(checked, inventory, opts)
-    checked.review.findings = _sorted(checked.review.findings)
+    checked.review.findings = _sorted(admission_policy(checked.review.findings, opts.deny))
     checked.review.elapsed_ms = (time.perf_counter() - started) * 1000
     return checked.review

@@ -22,7 +22,7 @@ from pathlib import Path
 from app.certs import generate_bundle, write_bundle
 from app.inventory.kube import KubeConfigError, KubeInventory, load_in_cluster, load_kube_config
 from app.k8s.decode import InputError
-from app.review.pipeline import ReviewOptions
+from app.review.pipeline import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from app.server.app import create_app
 from app.server.health import health_only
 from app.server.logs import configure_logging
@@ -52,8 +52,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kube", action="store_true",
                         help="live inventory: list+watch the API server (in-cluster credentials)")
     parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")
-    parser.add_argument("--unsatisfiable", choices=["deny", "warn"], default="deny",
-                        help="deny (default) or only warn about claims proven unsatisfiable")
+    parser.add_argument("--deny", default=None, metavar="REASON,...",
+                        help="finding reasons that deny at the webhook (default Unsatisfiable): Unsatisfiable, "
+                             "SelectorRuntimeError, Lint* policies, or none; every other error is a warning")
+    parser.add_argument("--unsatisfiable", choices=["deny", "warn"], default=None,
+                        help="deprecated: same as adding Unsatisfiable to (deny) or removing it from (warn) --deny")
     parser.add_argument("--no-mutate", action="store_true", help="/mutate never patches")
     parser.add_argument("--lint-token-file", help="require this bearer token on POST /lint")
     parser.add_argument("--deadline-seconds", type=float, default=2.0,
@@ -111,6 +114,19 @@ def _token(path: str | None) -> str | None:
     return token
 
 
+def deny_reasons(deny: str | None, unsatisfiable: str | None) -> frozenset[str]:
+    """``--deny``, with the older ``--unsatisfiable deny|warn`` mapped onto it."""
+    try:
+        reasons = parse_deny(deny) if deny is not None else DEFAULT_DENY
+    except DenyPolicyError as exc:
+        raise UsageError(f"--deny: {exc}") from exc
+    if unsatisfiable == "warn":
+        reasons = reasons - {"Unsatisfiable"}
+    elif unsatisfiable == "deny":
+        reasons = reasons | {"Unsatisfiable"}
+    return reasons
+
+
 def build_state(args: argparse.Namespace) -> ServerState:
     """The server state for parsed ``serve`` flags; raises :class:`UsageError`."""
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -125,7 +141,7 @@ def build_state(args: argparse.Namespace) -> ServerState:
     source, live = _inventory(args)
     state = ServerState(
         inventory=source,
-        options=ReviewOptions(unsatisfiable=args.unsatisfiable, mutate=not args.no_mutate),
+        options=ReviewOptions(deny=deny_reasons(args.deny, args.unsatisfiable), mutate=not args.no_mutate),
         deadline_seconds=args.deadline_seconds,
         lint_token=_token(args.lint_token_file),
         tls=tls,

@@ -63,11 +63,11 @@ def test_health_ready_metrics(serve: Callable[..., Served], static_inventory: St
     body = ready.json()
     assert body["ready"] is True and body["inventory"]["source"] == "files"
     assert body["certificate"]["serial"] and body["certificate"]["reloads"] == 0
-    s.client.post("/validate", json=admission_review(claim("bad", request="GPU_x")))
+    s.client.post("/validate", json=admission_review(claim("big", memory="50Gi")))
     s.client.post("/validate", json=admission_review(claim("ok")))
     s.client.post("/validate", content=b"nope")
     text = s.client.get("/metrics").text
-    assert 'draguard_requests_total{decision="denied",reason="FieldValueInvalid",route="validate"} 1.0' in text
+    assert 'draguard_requests_total{decision="denied",reason="Unsatisfiable",route="validate"} 1.0' in text
     assert 'draguard_requests_total{decision="allowed",reason="CapacityDefaulted",route="validate"} 1.0' in text
     assert 'draguard_requests_total{decision="error",reason="BadRequest",route="validate"} 1.0' in text
     assert 'draguard_request_duration_seconds_bucket{le="0.001",route="validate"}' in text
