@@ -39,9 +39,9 @@ __all__ = [
     "ObjectReview",
     "Review",
     "ReviewOptions",
+    "parse_deny",
     "review_admission",
     "review_documents",
-    "parse_deny",
 ]
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
