@@ -5,6 +5,6 @@ devices and node groups; :mod:`app.capacity` the per-device capacity arithmetic;
 come from :mod:`app.cel`.
 """
 
-from app.satisfy.check import check_claim_spec
+from app.satisfy.check import SEARCH_UNDECIDED, check_claim_spec
 
-__all__ = ["check_claim_spec"]
+__all__ = ["SEARCH_UNDECIDED", "check_claim_spec"]
