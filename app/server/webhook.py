@@ -24,12 +24,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.inventory import InventorySource
 from app.k8s.decode import CHECKED_KINDS
 from app.k8s.finding import Reason, Severity
 from app.report.admission import allow, mutation_response, validation_response
 from app.review.pipeline import ObjectReview, ReviewOptions, review_admission
 from app.satisfy import SEARCH_UNDECIDED
-from app.server.sources import InventorySource
 
 __all__ = [
     "ADMISSION_API_VERSIONS",
