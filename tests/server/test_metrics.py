@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import yaml
 
+from app.inventory import StaticInventory
 from app.review.pipeline import ReviewOptions
-from app.server.sources import StaticInventory
 from app.server.state import ServerState
 from app.server.webhook import parse_admission_review, review_call
 from server.conftest import Served
