@@ -256,7 +256,7 @@ def check_claim_spec(
         first_error, certain = errors[0]
         out.append(_error_note(first_error, Severity.ERROR if certain else Severity.WARNING))
     if found_ok:
-        out.extend(capacity_notes(plans, claim.cands, inventory))
+        out.extend(capacity_notes(plans, claim.cands))
         return out
     if any(c for _, c in errors):
         return out
