@@ -42,25 +42,24 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_lint(args: argparse.Namespace) -> int:
-    from app.inventory import build_inventory
-    from app.k8s.decode import CHECKED_KINDS, INVENTORY_KINDS, InputError, load_paths
+    from app.inventory import InputError, load_paths, open_inventory
+    from app.k8s.decode import CHECKED_KINDS, INVENTORY_KINDS
     from app.report.render import count_at_least, render
     from app.review.pipeline import ReviewOptions, review_documents
 
+    if "-" in args.paths and "-" in args.inventory:
+        print("draguard: standard input (-) can be read once: give it to PATH or to --inventory",
+              file=sys.stderr)
+        return EXIT_USAGE
     try:
         decoded = load_paths(args.paths)
-        inventory_decoded = load_paths(args.inventory) if args.inventory else None
+        source = open_inventory(args.inventory)
     except InputError as exc:
         print(f"draguard: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    inventory = None
-    inventory_objects = []
-    findings = list(decoded.findings)
-    if inventory_decoded is not None:
-        inventory_objects = [d.obj for d in inventory_decoded.documents if d.kind in INVENTORY_KINDS]
-        inventory = build_inventory(inventory_objects)
-        findings.extend(inventory_decoded.findings)
+    inventory = source.snapshot()
+    findings = [*decoded.findings, *source.findings()]
     if args.verbose:
         for doc in decoded.documents:
             if doc.kind not in CHECKED_KINDS and doc.kind not in INVENTORY_KINDS:
@@ -75,7 +74,8 @@ def _run_lint(args: argparse.Namespace) -> int:
     review = review_documents(
         decoded.documents,
         inventory=inventory,
-        inventory_objects=inventory_objects,
+        inventory_objects=source.objects(),
+        inventory_problem=source.problem(),
         options=options,
         decode_findings=findings,
     )

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.inventory import InventorySource
 from app.k8s.decode import decode_bytes
 from app.report.render import FORMATS, Format, render
 from app.review.pipeline import ReviewOptions, review_documents
-from app.server.sources import InventorySource
 
 __all__ = ["LintResult", "lint_bytes", "parse_format"]
 
