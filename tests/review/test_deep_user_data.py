@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from app.inventory import StaticInventory
 from app.k8s.decode import Document
 from app.k8s.finding import Severity
 from app.report.admission import validation_response
 from app.report.render import render
 from app.review.pipeline import ReviewOptions, review_admission, review_documents
-from app.server.sources import StaticInventory
 
 INVENTORY = StaticInventory([str(Path(__file__).parents[1] / "server" / "data" / "inventory.yaml")])
 UNDER_10KIB = 5_000  # "[[[…]]]" costs 2 bytes a level: 5,000 levels fit in the 10 KiB limit

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from app.inventory import StaticInventory
 from app.server.limits import ConnectionGuard, ConnectionLimits
 from app.server.logs import MAX_FIELD_CHARS, MAX_RECORD_CHARS, JsonFormatter
-from app.server.sources import StaticInventory
 from app.server.state import ServerState
 from server.conftest import Served, client_context
 from server.reviews import admission_review, claim

@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable
 
 import yaml
-from app.server.sources import StaticInventory
 
+from app.inventory import StaticInventory
 from app.review.pipeline import ReviewOptions
 from app.server.state import ServerState
 from app.server.webhook import parse_admission_review, review_call
