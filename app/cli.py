@@ -10,6 +10,7 @@ something is, 2 for a usage error or an unreadable input (with a one-line messag
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -27,8 +28,9 @@ class _Parser(argparse.ArgumentParser):
 def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="files (.yaml, .yml, .json; multi-document; kind: List), folders, or - for stdin")
-    parser.add_argument("--inventory", action="extend", nargs="+", default=[], metavar="PATH",
-                        help="DeviceClasses, ResourceSlices and Nodes that make up the cluster (files or folders)")
+    parser.add_argument("--inventory", action="append", default=[], metavar="PATH",
+                        help="DeviceClasses, ResourceSlices and Nodes that make up the cluster: a file, a "
+                             "folder or - (repeat the flag for more, as with kubectl -f)")
     parser.add_argument("--format", choices=["text", "json", "junit", "sarif"], default="text")
     parser.add_argument("--fail-on", choices=["error", "warning", "never"], default="error",
                         help="lowest severity that makes the exit status 1 (default: error)")
@@ -39,6 +41,8 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deadline-seconds", type=float, default=None, metavar="S",
                         help="give up a satisfiability search after S seconds (default: no deadline)")
     parser.add_argument("--verbose", action="store_true", help="list documents of kinds draguard skips")
+    parser.add_argument("--sarif-root", default=None, metavar="DIR",
+                        help="SARIF artifact URIs are relative to DIR (default: the working directory)")
 
 
 def _run_lint(args: argparse.Namespace) -> int:
@@ -79,7 +83,8 @@ def _run_lint(args: argparse.Namespace) -> int:
         options=options,
         decode_findings=findings,
     )
-    sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations))
+    sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations,
+                            sarif_root=args.sarif_root or os.getcwd()))
     return EXIT_FINDINGS if count_at_least(review.findings, args.fail_on) else EXIT_OK
 
 

@@ -46,8 +46,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-cert", help="serving certificate (PEM); reloaded when the file changes")
     parser.add_argument("--tls-key", help="serving key (PEM)")
     parser.add_argument("--client-ca", help="require client certificates signed by this CA")
-    parser.add_argument("--inventory", nargs="+", action="extend", default=[], metavar="PATH",
-                        help="static inventory: DeviceClass/ResourceSlice/Node files or folders")
+    parser.add_argument("--inventory", action="append", default=[], metavar="PATH",
+                        help="static inventory: a DeviceClass/ResourceSlice/Node file, folder or - "
+                             "(repeat the flag for more, as with kubectl -f)")
     parser.add_argument("--kube", action="store_true",
                         help="live inventory: list+watch the API server (in-cluster credentials)")
     parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")

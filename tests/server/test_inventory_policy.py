@@ -53,3 +53,12 @@ def test_bad_inventory_document_starts_reports_and_never_denies(
 def test_missing_inventory_path_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such file"):
         build_state(serve_args("--inventory", str(tmp_path / "missing.yaml")))
+
+
+def test_serve_inventory_repeats(tmp_path: Path) -> None:
+    documents = (DATA / "inventory.yaml").read_text().split("\n---\n")
+    (tmp_path / "class.yaml").write_text(documents[1])
+    (tmp_path / "rest.yaml").write_text("\n---\n".join([documents[0], documents[2]]))
+    state = build_state(serve_args("--inventory", str(tmp_path / "class.yaml"),
+                                   "--inventory", str(tmp_path / "rest.yaml")))
+    assert sorted(o["kind"] for o in state.inventory.objects()) == ["DeviceClass", "Node", "ResourceSlice"]
