@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.inventory import InventorySource
 from app.k8s.decode import decode_bytes
 from app.report.render import FORMATS, Format, render
 from app.review.pipeline import ReviewOptions, review_documents
-from app.server.sources import InventorySource
 
-__all__ = ["LintResult", "lint_bytes", "parse_format"]
+__all__ = ["BODY_NAME", "LintResult", "lint_bytes", "parse_format"]
+
+BODY_NAME = "<body>"
+"""The file name findings carry when ``/lint?file=`` names none: positions are always given
+when the body has lines, and a name in angle brackets cannot be mistaken for a real path."""
 
 MEDIA_TYPES: dict[str, str] = {
     "json": "application/json",
@@ -46,8 +50,11 @@ def parse_format(value: str | None) -> Format:
 def lint_bytes(
     body: bytes, fmt: Format, inventory: InventorySource, options: ReviewOptions, *, source: str = ""
 ) -> LintResult:
-    """Decode ``body`` (YAML or JSON, many documents) and review it against ``inventory``."""
-    decoded = decode_bytes(body, source=source)
+    """Decode ``body`` (YAML or JSON, many documents) and review it against ``inventory``.
+
+    ``source`` names the body in findings (``?file=``); empty means :data:`BODY_NAME`.
+    """
+    decoded = decode_bytes(body, source=source or BODY_NAME)
     snapshot = inventory.snapshot()
     review = review_documents(
         decoded.documents,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from app.k8s.field import FieldError, Path, invalid, required, too_long
+from app.k8s.golang import byte_len
 from app.k8s.models import (
     Counter,
     CounterSet,
@@ -20,7 +21,7 @@ from app.k8s.models import (
     ResourceSlice,
     ResourceSliceSpec,
 )
-from app.validation.helpers import blen, validate_map, validate_set, validate_slice
+from app.validation.helpers import validate_map, validate_set, validate_slice
 from app.validation.meta import validate_object_meta, validate_object_meta_update
 from app.validation.names import (
     DNS1123_LABEL_MAX_LENGTH,
@@ -322,7 +323,7 @@ def _validate_attribute(attribute: DeviceAttribute, path: Path) -> list[FieldErr
     errs: list[FieldError] = []
     if (
         attribute.string_value is not None
-        and blen(attribute.string_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
+        and byte_len(attribute.string_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
     ):
         errs.append(_too_long(path.child("string")))
     if attribute.version_value is not None:
@@ -334,7 +335,7 @@ def _validate_attribute(attribute: DeviceAttribute, path: Path) -> list[FieldErr
                     "must be a string compatible with semver.org spec 2.0.0",
                 )
             )
-        if blen(attribute.version_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+        if byte_len(attribute.version_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
             errs.append(_too_long(path.child("version")))
     count = attribute.values_set()
     if count == 0:
