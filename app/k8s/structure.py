@@ -13,7 +13,6 @@ the caller's object is never modified (the mutating webhook diffs against the or
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import NoneType, UnionType
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.k8s.field import ErrorType, FieldError, Path
 from app.k8s.models import DRA_API_VERSIONS, KIND_MODELS, DRAObject
+from app.k8s.tree import deep_copy
 
 __all__ = ["Structural", "apply_defaults", "decode_object", "loc_to_path"]
 
@@ -52,8 +52,9 @@ class Structural:
 
 
 def apply_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-    """The v1 defaulting the API server applies before validation, on a deep copy."""
-    out = copy.deepcopy(obj)
+    """The v1 defaulting the API server applies before validation, on a deep copy (made without
+    recursion: opaque parameters may nest 10,000 levels)."""
+    out: dict[str, Any] = deep_copy(obj)
     spec: Any = out.get("spec")
     if kind == "ResourceClaimTemplate":
         spec = spec.get("spec") if isinstance(spec, dict) else None
@@ -170,7 +171,7 @@ def decode_object(kind: str, obj: dict[str, Any]) -> Structural:
         type_errors.append(_type_error(path, err))
     model: DRAObject | None = None
     if not type_errors:
-        cleaned = copy.deepcopy(data)
+        cleaned = deep_copy(data)
         for raw in unknown_raw:
             _delete(cleaned, raw)
         try:
