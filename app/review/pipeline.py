@@ -161,7 +161,8 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
     if note.reason.startswith("Lint") and options.strict:
         severity = Severity.ERROR
     line, col = _at(doc, ref, note.path)
-    return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col)
+    return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col,
+                              brief=note.brief)
 
 
 def _skew_hint(reason: str) -> str:
