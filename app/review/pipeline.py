@@ -165,10 +165,14 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
                               brief=note.brief)
 
 
-def _skew_hint(reason: str) -> str:
-    if reason.startswith(_PARITY_PREFIXES):
-        return "likely version skew (the API server accepted it; draguard checks Kubernetes 1.36 rules): "
-    return ""
+_SKEW = "version skew? (the API server accepted it) "
+
+
+def _demoted(f: Finding) -> Finding:
+    """An error that may not deny, as a warning; API-parity ones say why they are not denials."""
+    if not f.reason.startswith(_PARITY_PREFIXES):
+        return replace(f, severity=Severity.WARNING)
+    return replace(f, severity=Severity.WARNING, message=_SKEW + f.message, brief=_SKEW + f.brief if f.brief else "")
 
 
 def admission_policy(findings: Sequence[Finding], deny: frozenset[str]) -> list[Finding]:
@@ -183,7 +187,7 @@ def admission_policy(findings: Sequence[Finding], deny: frozenset[str]) -> list[
         if f.reason in deny and (f.severity is Severity.ERROR or f.reason.startswith("Lint")):
             out.append(f if f.severity is Severity.ERROR else replace(f, severity=Severity.ERROR))
         elif f.severity is Severity.ERROR:
-            out.append(replace(f, severity=Severity.WARNING, message=_skew_hint(f.reason) + f.message))
+            out.append(_demoted(f))
         else:
             out.append(f)
     return out

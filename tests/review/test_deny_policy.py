@@ -73,7 +73,7 @@ def test_parity_error_is_a_skew_warning_at_the_webhook_and_an_error_in_lint() ->
     review = admit(bad, options=ReviewOptions(admission=True, deny=frozenset({"Unsatisfiable", "LintMaxOffGrid"})))
     assert not review.denied
     warned = [f for f in review.findings if f.reason == "FieldValueInvalid"]
-    assert warned and all(f.severity is Severity.WARNING and "likely version skew" in f.message for f in warned)
+    assert warned and all(f.severity is Severity.WARNING and "version skew?" in f.message for f in warned)
     import yaml
 
     from app.k8s.decode import decode_text

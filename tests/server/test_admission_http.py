@@ -60,7 +60,7 @@ def test_valid_claim_is_allowed_with_info_as_warning(served: Served) -> None:
                         "at spec.devices.requests[0].exactly"]
 
 
-SKEW = "likely version skew"
+SKEW = "version skew?"
 
 
 def test_parity_finding_is_allowed_with_a_warning_naming_version_skew(served: Served) -> None:
@@ -70,7 +70,7 @@ def test_parity_finding_is_allowed_with_a_warning_naming_version_skew(served: Se
     response = post(served, "/validate", review)
     assert response["uid"] == review["request"]["uid"] and response["allowed"] is True
     warnings = check_warnings(response)
-    assert warnings[0].startswith(f"FieldValueInvalid: spec.devices.requests[0].name: {SKEW}")
+    assert warnings[0].startswith(f"FieldValueInvalid: {SKEW}") and "GPU_x" in warnings[0]
 
 
 def test_several_parity_findings_are_each_a_warning(served: Served) -> None:
@@ -130,7 +130,7 @@ def test_update_of_a_claim_checks_only_immutability(served: Served) -> None:
     changed["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
     response = post(served, "/validate", admission_review(changed, operation="UPDATE", old=old))
     assert response["allowed"] is True  # the API server enforces immutability itself, before the webhook
-    assert any(w.startswith(f"FieldValueInvalid: spec: {SKEW}") for w in check_warnings(response)), response
+    assert any(w.startswith(f"FieldValueInvalid: {SKEW}") for w in check_warnings(response)), response
 
 
 def test_delete_and_connect_are_allowed_untouched(served: Served) -> None:
@@ -161,7 +161,7 @@ def test_v1beta1_admission_review_is_echoed(served: Served) -> None:
 def test_templates(served: Served) -> None:
     response = post(served, "/validate", admission_review(template("t-bad", request="GPU_x")))
     assert response["allowed"] is True
-    assert check_warnings(response)[0].startswith(f"FieldValueInvalid: spec.spec.devices.requests[0].name: {SKEW}")
+    assert check_warnings(response)[0].startswith(f"FieldValueInvalid: {SKEW}")
     response = post(served, "/validate", admission_review(template("t-big", memory="50Gi")))
     assert response["allowed"] is False
     assert response["status"]["message"].startswith('ResourceClaimTemplate.resource.k8s.io "t-big" is invalid: ')
@@ -182,7 +182,7 @@ def test_resource_slices_create_and_update(served: Served) -> None:
     for operation, old in (("CREATE", None), ("UPDATE", good)):
         response = post(served, "/validate", admission_review(bad, operation=operation, old=old))
         assert response["allowed"] is True  # a driver's slice is never blocked by draguard's parity rules
-        assert any("validRange.step" in w and SKEW in w for w in check_warnings(response)), response
+        assert any("must be greater than zero" in w and SKEW in w for w in check_warnings(response)), response
 
 
 def test_device_classes(served: Served) -> None:
@@ -192,7 +192,7 @@ def test_device_classes(served: Served) -> None:
     for operation, old in (("CREATE", None), ("UPDATE", device_class("bad"))):
         response = post(served, "/validate", admission_review(bad, operation=operation, old=old))
         assert response["allowed"] is True
-        assert check_warnings(response)[0].startswith("FieldValueInvalid: spec.selectors[0].cel.expression: ")
+        assert check_warnings(response)[0].startswith(f"FieldValueInvalid: {SKEW}")
 
 
 # ------------------------------------------------------------------ mutation
