@@ -1,0 +1,30 @@
+"""The pipeline every door shares: objects (+ inventory) → findings, and → the mutating JSONPatch.
+
+Public surface: :func:`review_documents` (lint, ``/lint``), :func:`review_admission` (the
+webhook), their options (:class:`ReviewOptions`) and results (:class:`Review`,
+:class:`ObjectReview`).  Decoding is :mod:`app.k8s`'s, the rules :mod:`app.validation`'s, the
+proof of (un)satisfiability and the defaults to fill :mod:`app.satisfy`'s; this package only
+orders them and turns their answers into findings and patches.
+"""
+
+from app.review.pipeline import (
+    DEFAULT_DENY,
+    DenyPolicyError,
+    ObjectReview,
+    Review,
+    ReviewOptions,
+    parse_deny,
+    review_admission,
+    review_documents,
+)
+
+__all__ = [
+    "DEFAULT_DENY",
+    "DenyPolicyError",
+    "ObjectReview",
+    "Review",
+    "ReviewOptions",
+    "parse_deny",
+    "review_admission",
+    "review_documents",
+]
