@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from app.k8s.features import Target
 from app.k8s.field import FieldError, Path, forbidden
 from app.k8s.finding import Note, Severity
 from app.k8s.models import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from app.k8s.structure import DEFAULT_TARGET
 from app.validation.deviceclass import validate_device_class, validate_device_class_update
 from app.validation.lints import lint_claim_spec, lint_resource_slice_spec
 from app.validation.resourceclaim import (
@@ -30,7 +32,7 @@ from app.validation.resourceclaim import (
     validate_resource_claim_update,
 )
 from app.validation.resourceslice import validate_resource_slice, validate_resource_slice_update
-from app.validation.selectors import unchecked_selector_notes
+from app.validation.selectors import cel_environment, unchecked_selector_notes
 
 __all__ = [
     "ADMIN_ACCESS_UNVERIFIED",
@@ -57,6 +59,7 @@ class ValidationContext:
 
     namespace_labels: Mapping[str, Mapping[str, str]] | None = None  # namespace -> labels; None = unknown
     admission: bool = False  # webhook mode: the API server already checked the namespace label
+    target: Target = DEFAULT_TARGET  # Kubernetes version + feature gates (the CEL environment follows them)
 
 
 @dataclass
@@ -68,7 +71,12 @@ class ValidationResult:
 
 
 def validate(obj: DRAObject, ctx: ValidationContext = ValidationContext()) -> ValidationResult:
-    """Validate an object as ``kubectl create`` would see it (after v1 defaulting)."""
+    """Validate an object as ``kubectl create`` would see it (after defaulting and field dropping)."""
+    with cel_environment(consumable_capacity=ctx.target.enabled("DRAConsumableCapacity")):
+        return _validate(obj, ctx)
+
+
+def _validate(obj: DRAObject, ctx: ValidationContext) -> ValidationResult:
     result = ValidationResult()
     if isinstance(obj, ResourceSlice):
         result.errors = validate_resource_slice(obj)
@@ -102,6 +110,11 @@ def validate_update(
     """
     if type(obj) is not type(old):
         return validate(obj, ctx)
+    with cel_environment(consumable_capacity=ctx.target.enabled("DRAConsumableCapacity")):
+        return _validate_update(obj, old)
+
+
+def _validate_update(obj: DRAObject, old: DRAObject) -> ValidationResult:
     result = ValidationResult()
     if isinstance(obj, ResourceSlice) and isinstance(old, ResourceSlice):
         result.errors = validate_resource_slice_update(obj, old)
