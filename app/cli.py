@@ -39,14 +39,29 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deadline-seconds", type=float, default=None, metavar="S",
                         help="give up a satisfiability search after S seconds (default: no deadline)")
     parser.add_argument("--verbose", action="store_true", help="list documents of kinds draguard skips")
+    add_target_arguments(parser)
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--kubernetes-version`` and ``--feature-gates`` (shared by lint and serve)."""
+    parser.add_argument("--kubernetes-version", default=None, metavar="1.34|1.35|1.36",
+                        help="answer as this Kubernetes version's API server would (default 1.36)")
+    parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
+                        help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
 
 
 def _run_lint(args: argparse.Namespace) -> int:
     from app.inventory import build_inventory
     from app.k8s.decode import CHECKED_KINDS, INVENTORY_KINDS, InputError, load_paths
+    from app.k8s.features import FeatureGateError, parse_target
     from app.report.render import count_at_least, render
     from app.review.pipeline import ReviewOptions, review_documents
 
+    try:
+        target = parse_target(args.kubernetes_version, args.feature_gates)
+    except FeatureGateError as exc:
+        print(f"draguard: --{exc.parameter}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         decoded = load_paths(args.paths)
         inventory_decoded = load_paths(args.inventory) if args.inventory else None
@@ -71,6 +86,7 @@ def _run_lint(args: argparse.Namespace) -> int:
         deadline_seconds=args.deadline_seconds,
         show_mutations=args.show_mutations,
         mutate=False,
+        target=target,
     )
     review = review_documents(
         decoded.documents,

@@ -40,6 +40,10 @@ DEFAULT_VERSION = "1.36"
 class FeatureGateError(ValueError):
     """A ``--kubernetes-version`` or ``--feature-gates`` value kube-apiserver would refuse."""
 
+    def __init__(self, message: str, *, parameter: str = "") -> None:
+        super().__init__(message)
+        self.parameter = parameter  # "kubernetes-version" | "feature-gates" | "" (unknown)
+
 
 @dataclass(frozen=True)
 class GateState:
@@ -181,6 +185,10 @@ class Target:
             return f"{gate} (set to {str(self.overrides[gate]).lower()} for Kubernetes {self.version})"
         return f"{gate} ({state.stage}, {'on' if state.default else 'off'} by default in Kubernetes {self.version})"
 
+    def gates_text(self) -> str:
+        """The explicit settings back in ``--feature-gates`` syntax (``A=true,B=false``)."""
+        return ",".join(f"{gate}={str(on).lower()}" for gate, on in sorted(self.overrides.items()))
+
     @property
     def key(self) -> tuple[str, tuple[tuple[str, bool], ...]]:
         """Hashable identity (caches keyed by target use it)."""
@@ -188,10 +196,19 @@ class Target:
 
 
 def parse_target(version: str | None = None, feature_gates: str | None = None) -> Target:
-    """Build a :class:`Target` from the user's two strings (flags or query parameters)."""
-    minor = parse_version(version) if version else DEFAULT_VERSION
-    overrides = parse_feature_gates(feature_gates or "", minor)
-    return Target(minor, MappingProxyType(dict(overrides)))
+    """Build a :class:`Target` from the user's two strings (flags or query parameters).
+
+    Raises :class:`FeatureGateError`; its ``parameter`` says which of the two was wrong.
+    """
+    try:
+        minor = parse_version(version) if version else DEFAULT_VERSION
+    except FeatureGateError as exc:
+        raise FeatureGateError(str(exc), parameter="kubernetes-version") from None
+    try:
+        overrides = parse_feature_gates(feature_gates or "", minor)
+        return Target(minor, MappingProxyType(dict(overrides)))
+    except FeatureGateError as exc:
+        raise FeatureGateError(str(exc), parameter="feature-gates") from None
 
 
 DEFAULT_TARGET = Target()

@@ -156,8 +156,8 @@ def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options:
         out.append(
             Finding.for_object(
                 ref, Severity.WARNING, Reason.FIELD_DROPPED,
-                f"{written} is dropped by the API server without an error: feature gate "
-                f"{target.describe_gate(dropped.gate)} is off, so the field is neither stored nor validated",
+                f"dropped by the API server without an error: feature gate {target.describe_gate(dropped.gate)} "
+                "is off, so the field is neither stored nor validated",
                 str(written), *_at(doc, ref, written, key=True, versioned=True),
             )
         )
