@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all test lint typecheck unit run bench conformance certs clean
+.PHONY: all test lint typecheck unit run bench conformance certs clean apiserver
 
 all: test
 
@@ -36,6 +36,10 @@ run: $(STAMP)
 ## bench: every benchmark under benchmarks/ (median of several runs each)
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+## apiserver: the real kube-apiserver + etcd that tests/realapi.py uses (best effort)
+apiserver:
+	bash scripts/setup-apiserver.sh
 
 ## conformance: score draguard against ../shared/conformance (Kubernetes 1.36 verdicts)
 conformance: $(STAMP)

@@ -10,6 +10,7 @@ something is, 2 for a usage error or an unreadable input (with a one-line messag
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -27,8 +28,9 @@ class _Parser(argparse.ArgumentParser):
 def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="files (.yaml, .yml, .json; multi-document; kind: List), folders, or - for stdin")
-    parser.add_argument("--inventory", action="extend", nargs="+", default=[], metavar="PATH",
-                        help="DeviceClasses, ResourceSlices and Nodes that make up the cluster (files or folders)")
+    parser.add_argument("--inventory", action="append", default=[], metavar="PATH",
+                        help="DeviceClasses, ResourceSlices and Nodes that make up the cluster: a file, a "
+                             "folder or - (repeat the flag for more, as with kubectl -f)")
     parser.add_argument("--format", choices=["text", "json", "junit", "sarif"], default="text")
     parser.add_argument("--fail-on", choices=["error", "warning", "never"], default="error",
                         help="lowest severity that makes the exit status 1 (default: error)")
@@ -39,6 +41,8 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deadline-seconds", type=float, default=None, metavar="S",
                         help="give up a satisfiability search after S seconds (default: no deadline)")
     parser.add_argument("--verbose", action="store_true", help="list documents of kinds draguard skips")
+    parser.add_argument("--sarif-root", default=None, metavar="DIR",
+                        help="SARIF artifact URIs are relative to DIR (default: the working directory)")
     add_target_arguments(parser)
 
 
@@ -51,12 +55,16 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_lint(args: argparse.Namespace) -> int:
-    from app.inventory import build_inventory
-    from app.k8s.decode import CHECKED_KINDS, INVENTORY_KINDS, InputError, load_paths
+    from app.inventory import InputError, load_paths, open_inventory
+    from app.k8s.decode import CHECKED_KINDS, INVENTORY_KINDS
     from app.k8s.features import FeatureGateError, parse_target
     from app.report.render import count_at_least, render
     from app.review.pipeline import ReviewOptions, review_documents
 
+    if "-" in args.paths and "-" in args.inventory:
+        print("draguard: standard input (-) can be read once: give it to PATH or to --inventory",
+              file=sys.stderr)
+        return EXIT_USAGE
     try:
         target = parse_target(args.kubernetes_version, args.feature_gates)
     except FeatureGateError as exc:
@@ -64,18 +72,13 @@ def _run_lint(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         decoded = load_paths(args.paths)
-        inventory_decoded = load_paths(args.inventory) if args.inventory else None
+        source = open_inventory(args.inventory)
     except InputError as exc:
         print(f"draguard: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    inventory = None
-    inventory_objects = []
-    findings = list(decoded.findings)
-    if inventory_decoded is not None:
-        inventory_objects = [d.obj for d in inventory_decoded.documents if d.kind in INVENTORY_KINDS]
-        inventory = build_inventory(inventory_objects)
-        findings.extend(inventory_decoded.findings)
+    inventory = source.snapshot()
+    findings = [*decoded.findings, *source.findings()]
     if args.verbose:
         for doc in decoded.documents:
             if doc.kind not in CHECKED_KINDS and doc.kind not in INVENTORY_KINDS:
@@ -91,11 +94,13 @@ def _run_lint(args: argparse.Namespace) -> int:
     review = review_documents(
         decoded.documents,
         inventory=inventory,
-        inventory_objects=inventory_objects,
+        inventory_objects=source.objects(),
+        inventory_problem=source.problem(),
         options=options,
         decode_findings=findings,
     )
-    sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations))
+    sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations,
+                            sarif_root=args.sarif_root or os.getcwd()))
     return EXIT_FINDINGS if count_at_least(review.findings, args.fail_on) else EXIT_OK
 
 

@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.certs import generate_bundle, write_bundle  # noqa: E402
+from app.inventory import NoInventory, StaticInventory  # noqa: E402
 from app.server.app import create_app  # noqa: E402
 from app.server.runner import BackgroundServer  # noqa: E402
-from app.server.sources import NoInventory, StaticInventory  # noqa: E402
 from app.server.state import ServerState  # noqa: E402
 from app.server.tls import CertReloader  # noqa: E402
 

@@ -9,21 +9,11 @@ refuses (or worse, the reverse).  Everything else compares exact :class:`Quantit
 
 from __future__ import annotations
 
+from app.k8s.golang import round_up_to_step, whole_units, whole_units_off_step
 from app.k8s.models import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
 from app.k8s.quantity import Format, Quantity
 
 __all__ = ["consumed_amount", "policy_violation", "round_up_range", "round_up_valid_values"]
-
-
-def _go_div(a: int, b: int) -> int:
-    """Go's int64 ``/``: truncates toward zero (Python's ``//`` floors)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _go_mod(a: int, b: int) -> int:
-    """Go's ``%``: the remainder has the dividend's sign."""
-    return a - b * _go_div(a, b)
 
 
 def round_up_range(requested: Quantity, valid_range: CapacityRequestPolicyRange) -> Quantity:
@@ -36,14 +26,10 @@ def round_up_range(requested: Quantity, valid_range: CapacityRequestPolicyRange)
     step = valid_range.step
     if step is None:
         return requested
-    step_v = step.value()
-    if step_v == 0:
+    if whole_units(step) == 0:
         return requested
-    added = requested.value() - minimum.value()
-    n = _go_div(added, step_v)
-    if _go_mod(added, step_v) != 0:
-        n += 1
-    return Quantity.from_int(minimum.value() + step_v * n, Format.BINARY_SI)  # as NewQuantity(val, BinarySI)
+    rounded = round_up_to_step(requested, minimum, step)
+    return Quantity.from_int(rounded, Format.BINARY_SI)  # as NewQuantity(val, BinarySI)
 
 
 def round_up_valid_values(requested: Quantity, values: list[Quantity]) -> Quantity:
@@ -87,10 +73,13 @@ def policy_violation(consumed: Quantity, policy: CapacityRequestPolicy | None, *
     if rng is not None:
         if rng.max is not None and consumed.cmp(rng.max) > 0:
             return "max"
-        if rng.step is not None and rng.min is not None:
-            step_v = rng.step.value()
-            if step_v != 0 and _go_mod(consumed.value() - rng.min.value(), step_v) != 0:
-                return "step"
+        if (
+            rng.step is not None
+            and rng.min is not None
+            and whole_units(rng.step) != 0
+            and whole_units_off_step(consumed, rng.min, rng.step)
+        ):
+            return "step"
         return None
     if policy.valid_values and not any(consumed.cmp(v) == 0 for v in policy.valid_values):
         return "values"

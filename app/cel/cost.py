@@ -34,10 +34,11 @@ import math
 from app.cel import ast as A
 from app.cel import types as T
 from app.cel.typecheck import Checked
+from app.k8s.golang import UINT64_MAX
 
 __all__ = ["INF", "estimate_cost"]
 
-INF = 2**64 - 1
+INF = UINT64_MAX  # cel-go counts cost in uint64 and saturates there
 MAX_ENTRIES = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 DOMAIN_MAX = 63  # DeviceMaxDomainLength
 ID_MAX = 32  # DeviceMaxIDLength

@@ -25,15 +25,13 @@ from app.cel import types as T
 from app.cel.errors import EvalError
 from app.cel.semver import Semver, SemverError, parse_semver
 from app.cel.values import (
-    INT64_MAX,
-    INT64_MIN,
-    UINT64_MAX,
     TypeValue,
     UInt,
     cel_equal,
     no_overload,
     type_name,
 )
+from app.k8s.golang import INT64_MAX, fits_int64, fits_uint64
 from app.k8s.quantity import Format, Quantity, QuantityError, parse_quantity
 
 __all__ = ["FUNCTIONS", "UNSUPPORTED", "Function", "Overload", "compile_regex"]
@@ -82,13 +80,13 @@ def _fn(name: str, overloads: list[tuple[str, bool, list[T.CelType], T.CelType]]
 
 # --------------------------------------------------------------------------- helpers
 def _check_int(v: int) -> int:
-    if not INT64_MIN <= v <= INT64_MAX:
+    if not fits_int64(v):
         raise EvalError("integer overflow")
     return v
 
 
 def _check_uint(v: int) -> UInt:
-    if not 0 <= v <= UINT64_MAX:
+    if not fits_uint64(v):
         raise EvalError("unsigned integer overflow")
     return UInt(v)
 
@@ -613,7 +611,7 @@ def _q_as_int64(q: Quantity) -> int | None:
     if not q.is_integer():
         return None
     v = q.nanos // 10**9
-    return v if INT64_MIN <= v <= INT64_MAX else None
+    return v if fits_int64(v) else None
 
 
 def _q_as_integer(q: Quantity) -> int:

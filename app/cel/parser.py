@@ -31,6 +31,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from app.cel import ast as A
 from app.cel.errors import format_error
 from app.cel.values import UInt
+from app.k8s.golang import fits_int64, fits_uint64
 
 __all__ = ["ParseError", "parse", "parse_with_tree", "read_literal"]
 
@@ -257,7 +258,7 @@ def _literal(tok: lark.Token) -> A.Const:
         body = v[1:] if neg else v
         n = int(body, 16) if body[:2] in ("0x", "0X") else int(body)
         n = -n if neg else n
-        if not -(2**63) <= n < 2**63:
+        if not fits_int64(n):
             raise _ConvError(pos, "invalid int literal")
         return A.Const(pos, n, "int")
     if kind == "UINT_LIT":
@@ -265,7 +266,7 @@ def _literal(tok: lark.Token) -> A.Const:
         if body.startswith("-"):
             raise _ConvError(pos, "invalid uint literal")
         n = int(body, 16) if body[:2] in ("0x", "0X") else int(body)
-        if n >= 2**64:
+        if not fits_uint64(n):
             raise _ConvError(pos, "invalid uint literal")
         return A.Const(pos, UInt(n), "uint")
     if kind == "FLOAT_LIT":

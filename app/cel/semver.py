@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from functools import total_ordering
 
+from app.k8s.golang import UINT64_MAX, go_quote
+
 __all__ = ["Semver", "SemverError", "parse_semver"]
 
 _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
-_MAX_UINT64 = 2**64 - 1
 
 
 class SemverError(ValueError):
@@ -71,18 +72,13 @@ class Semver:
         return f"Semver({str(self)!r})"
 
 
-def _go_quote(s: str) -> str:
-    """Go's ``%q`` for the plain strings blang/semver puts in its messages."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _number(part: str, what: str) -> int:
     if not part or not set(part) <= _NUMBERS:
-        raise SemverError(f"Invalid character(s) found in {what} number {_go_quote(part)}")
+        raise SemverError(f"Invalid character(s) found in {what} number {go_quote(part)}")
     if len(part) > 1 and part[0] == "0":
         raise SemverError(f'{what.capitalize()} number must not contain leading zeroes "{part}"')
     value = int(part)
-    if value > _MAX_UINT64:
+    if value > UINT64_MAX:
         raise SemverError(f'strconv.ParseUint: parsing "{part}": value out of range')
     return value
 

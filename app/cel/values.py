@@ -23,9 +23,6 @@ __all__ = [
     "EMPTY_MAP", "DefaultMap", "TypeValue", "UInt", "cel_equal", "go_type_name", "no_overload", "type_name",
 ]
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
-UINT64_MAX = 2**64 - 1
 
 
 class UInt(int):

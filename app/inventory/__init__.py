@@ -1,11 +1,30 @@
 """The inventory: an immutable, indexed snapshot of DeviceClasses, ResourceSlices and Nodes.
 
-Built from files today and from a live list+watch by the server (both call
-:func:`build_inventory`).  The satisfiability check reads it; nothing writes to it.
+Every source of one lives here too, behind :class:`InventorySource`: files, folders and stdin
+(:mod:`.files`, :class:`StaticInventory`) and the API server (:mod:`.kube` list+watch, with
+:mod:`.kubeconfig` for credentials); both build the snapshot with :func:`build_inventory`.
+:func:`open_inventory` picks one for a door's flags.  The satisfiability check reads the
+snapshot; nothing writes to it.
 """
 
 from app.inventory.build import build_inventory
+from app.inventory.files import InputError, load_paths
 from app.inventory.records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
+from app.inventory.sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
-__all__ = ["AttrValue", "DeviceRecord", "Inventory", "NodeGroup", "PoolKey", "PoolRecord", "build_inventory"]
+__all__ = [
+    "AttrValue",
+    "DeviceRecord",
+    "InputError",
+    "Inventory",
+    "InventorySource",
+    "NoInventory",
+    "NodeGroup",
+    "PoolKey",
+    "PoolRecord",
+    "StaticInventory",
+    "build_inventory",
+    "load_paths",
+    "open_inventory",
+]

@@ -6,16 +6,15 @@ remembers the ``line:column`` of its node (1-based), and every mapping key its o
 (used for unknown-field findings, which are about the key).
 
 Inputs that are not YAML/JSON become ``DecodeError`` findings with file and line — never a
-traceback.  Missing or unreadable paths raise :class:`InputError` (the CLI exits 2 on those).
+traceback.  This module does no I/O: reading files, folders and standard input is
+:mod:`app.inventory.files`'s job.
 Documents of kinds draguard does not check (Deployments, ConfigMaps…) are kept with
 ``relevant = False`` so callers can skip them silently.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +28,9 @@ __all__ = [
     "MAX_DOCUMENTS",
     "DecodeResult",
     "Document",
-    "InputError",
     "Position",
     "decode_bytes",
     "decode_text",
-    "load_paths",
 ]
 
 try:  # the C loader is ~10x faster; fall back to pure Python where libyaml is missing
@@ -53,16 +50,10 @@ _Loader.yaml_implicit_resolvers = {
 
 CHECKED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass"})
 INVENTORY_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node", "Namespace"})
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_DOCUMENTS = 10_000
-MAX_FILE_BYTES = 32 * 1024 * 1024
 
 Position = tuple[int, int]
 PathKey = tuple[str | int, ...]
-
-
-class InputError(Exception):
-    """A path that cannot be read at all (missing, a directory without manifests is fine)."""
 
 
 @dataclass
@@ -285,46 +276,3 @@ def decode_bytes(data: bytes, source: str = "") -> DecodeResult:
     except UnicodeDecodeError as exc:
         return DecodeResult(findings=[_decode_error(source, f"not UTF-8 text: {exc.reason} at byte {exc.start}")])
     return decode_text(text, source)
-
-
-def _walk(path: str) -> Iterator[str]:
-    for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(MANIFEST_SUFFIXES):
-                yield os.path.join(root, name)
-
-
-def load_paths(paths: Sequence[str], *, stdin_text: str | None = None) -> DecodeResult:
-    """Decode files, folders (walked recursively) and ``-`` (standard input).
-
-    Raises :class:`InputError` naming the first path that does not exist or cannot be read.
-    """
-    result = DecodeResult()
-    for path in paths:
-        if path == "-":
-            text = stdin_text if stdin_text is not None else sys.stdin.read()
-            result.extend(decode_text(text, "<stdin>"))
-            continue
-        if os.path.isdir(path):
-            for file in _walk(path):
-                result.extend(_load_file(file))
-            continue
-        if not os.path.exists(path):
-            raise InputError(f"{path}: no such file or directory")
-        result.extend(_load_file(path))
-    return result
-
-
-def _load_file(path: str) -> DecodeResult:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            return DecodeResult(
-                findings=[_decode_error(path, f"file is {size} bytes; at most {MAX_FILE_BYTES} are read")]
-            )
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from exc
-    return decode_bytes(data, path)

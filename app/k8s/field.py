@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import enum
 import json
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["ErrorList", "ErrorType", "FieldError", "Path", "go_quote", "render_value"]
+from app.k8s.golang import go_quote
+
+__all__ = ["ErrorList", "ErrorType", "FieldError", "Path", "render_value"]
 
 
 class ErrorType(enum.Enum):
@@ -109,36 +110,6 @@ class Path:
     def json_pointer_parts(self) -> list[str | int]:
         """The path as raw segments (fields, keys, indices) for locating it in a document."""
         return [value for _, value in self.segments]
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v", '"': '\\"', "\\": "\\\\"}
-
-
-def _go_printable(ch: str) -> bool:
-    """Go's ``unicode.IsPrint``: letters, marks, numbers, punctuation, symbols and ASCII space."""
-    return ch == " " or unicodedata.category(ch)[0] in "LMNPS"
-
-
-def go_quote(s: str) -> str:
-    """Go's ``strconv.Quote`` (what ``%q`` prints): escapes as Go writes them, printable runes kept."""
-    out = ['"']
-    for ch in s:
-        code = ord(ch)
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif _go_printable(ch):
-            out.append(ch)
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append("\\ufffd")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 class Omitted:

@@ -19,10 +19,11 @@ import enum
 import re
 from functools import total_ordering
 
+from app.k8s.golang import INT64_MAX
+
 __all__ = ["Format", "Quantity", "QuantityError", "parse_quantity"]
 
 _NANO = 10**9
-_MAX_INT64 = 2**63 - 1
 _MAX_DIGITS = 1000  # digits kept exactly; far beyond int64, far below a denial of service
 
 ERR_FORMAT_WRONG = (
@@ -339,8 +340,8 @@ def parse_quantity(text: str) -> Quantity:
         scale = -(len(str(numerator)) + 1)  # below one nano either way: rounds up to 1n
     # below the nano, round up (away from zero, the sign comes later), like inf.RoundUp
     nanos = numerator * 10**scale if scale >= 0 else _ceil_div(numerator, 10**-scale)
-    if fmt is Format.BINARY_SI and nanos > _MAX_INT64 * _NANO:
-        nanos = _MAX_INT64 * _NANO
+    if fmt is Format.BINARY_SI and nanos > INT64_MAX * _NANO:
+        nanos = INT64_MAX * _NANO
     if fmt is Format.BINARY_SI and 0 < nanos < _NANO:
         fmt = Format.DECIMAL_SI
     if negative:
@@ -381,7 +382,7 @@ def _reused_text(
     if scale < -9:
         return None
     shifted = num + fraction
-    if not shifted or abs(int(shifted)) > _MAX_INT64:
+    if not shifted or abs(int(shifted)) > INT64_MAX:
         return None
     if scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0":
         return text

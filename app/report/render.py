@@ -13,11 +13,15 @@ carries the real text.
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 from app.k8s.finding import Finding, Severity
+from app.report.rules import rule_for
 from app.review.pipeline import Review
 
 __all__ = ["FORMATS", "Format", "render", "severity_at_least"]
@@ -26,6 +30,7 @@ Format = Literal["text", "json", "junit", "sarif"]
 FORMATS: tuple[Format, ...] = ("text", "json", "junit", "sarif")
 TOOL_URI = "https://github.com/draguard/draguard"
 TOOL_VERSION = "0.1.0"
+SRCROOT = "%SRCROOT%"
 
 
 def severity_at_least(finding: Finding, threshold: Literal["error", "warning", "never"]) -> bool:
@@ -41,13 +46,15 @@ def render(
     *,
     fail_on: Literal["error", "warning", "never"] = "error",
     show_mutations: bool = False,
+    sarif_root: str | None = None,
 ) -> str:
+    """``sarif_root``: the folder SARIF artifact URIs are relative to (None: names as given)."""
     if fmt == "json":
         return render_json(review, show_mutations=show_mutations)
     if fmt == "junit":
         return render_junit(review, fail_on=fail_on)
     if fmt == "sarif":
-        return render_sarif(review)
+        return render_sarif(review, root=sarif_root)
     return render_text(review, show_mutations=show_mutations)
 
 
@@ -163,56 +170,58 @@ def render_junit(review: Review, *, fail_on: Literal["error", "warning", "never"
 # ---------------------------------------------------------------------------- SARIF
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
-_RULE_HELP = {
-    "DecodeError": "The input is not a decodable Kubernetes object.",
-    "UnknownField": "A field the resource.k8s.io API does not have (usually a typo).",
-    "Unsatisfiable": "No node of the inventory could ever allocate this claim.",
-    "SatisfiabilityUnknown": "Whether the claim can be allocated could not be decided.",
-    "SelectorRuntimeError": "A CEL selector fails on a device it is evaluated against.",
-    "CapacityRounded": "The request will consume more capacity than asked, after policy rounding.",
-    "CapacityDefaulted": "An omitted capacity request will consume the policy default.",
-}
-
-
-def _rule_text(reason: str) -> str:
-    if reason in _RULE_HELP:
-        return _RULE_HELP[reason]
-    if reason.startswith("FieldValue"):
-        return f"The Kubernetes API server rejects this field ({reason})."
-    if reason.startswith("Lint"):
-        return f"draguard lint check {reason} (not enforced by Kubernetes)."
-    return reason
-
-
-def render_sarif(review: Review) -> str:
+def render_sarif(review: Review, *, root: str | None = None) -> str:
+    """SARIF 2.1.0; artifact URIs are relative to ``root`` (with ``%SRCROOT%`` set to it) when
+    the file lies under it, as GitHub code scanning wants repository-relative paths."""
     reasons = sorted({f.reason for f in review.findings})
     index = {r: i for i, r in enumerate(reasons)}
-    rules = [
-        {"id": r, "name": r, "shortDescription": {"text": _rule_text(r)}, "helpUri": f"{TOOL_URI}#rules"}
-        for r in reasons
-    ]
-    results = [_sarif_result(f, index[f.reason]) for f in review.findings]
+    rules = []
+    for reason in reasons:
+        rule = rule_for(reason)
+        rules.append({
+            "id": rule.id,
+            "name": rule.name,
+            "shortDescription": {"text": rule.description},
+            "helpUri": rule.help_uri,
+        })
+    results = [_sarif_result(f, index[f.reason], root) for f in review.findings]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "draguard",
+                "version": TOOL_VERSION,
+                "informationUri": TOOL_URI,
+                "rules": rules,
+            }
+        },
+        "results": results,
+    }
+    if root is not None:
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(os.path.abspath(root)).as_uri() + "/"}}
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "draguard",
-                        "version": TOOL_VERSION,
-                        "informationUri": TOOL_URI,
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-            }
-        ],
+        "runs": [run],
     }
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _sarif_result(f: Finding, rule_index: int) -> dict[str, Any]:
+def artifact_location(file: str, root: str | None) -> dict[str, str]:
+    """A SARIF artifactLocation: relative to ``root`` when the file is under it, else absolute.
+
+    Names in angle brackets (``<stdin>``, ``<body>``) are not files and stay as they are,
+    percent-encoded like any URI reference.
+    """
+    if root is None or file.startswith("<"):
+        return {"uri": quote(file.replace(os.sep, "/"))}
+    absolute = Path(os.path.abspath(file))
+    base = Path(os.path.abspath(root))
+    if absolute.is_relative_to(base):
+        return {"uri": quote(absolute.relative_to(base).as_posix()), "uriBaseId": SRCROOT}
+    return {"uri": absolute.as_uri()}
+
+
+def _sarif_result(f: Finding, rule_index: int, root: str | None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.reason,
         "ruleIndex": rule_index,
@@ -221,7 +230,7 @@ def _sarif_result(f: Finding, rule_index: int) -> dict[str, Any]:
     }
     location: dict[str, Any] = {}
     if f.file:
-        physical: dict[str, Any] = {"artifactLocation": {"uri": f.file}}
+        physical: dict[str, Any] = {"artifactLocation": artifact_location(f.file, root)}
         if f.line > 0:
             physical["region"] = {"startLine": f.line, "startColumn": max(f.column, 1)}
         location["physicalLocation"] = physical

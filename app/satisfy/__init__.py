@@ -1,10 +1,12 @@
 """Static satisfiability: could Kubernetes 1.36's allocator ever allocate this claim?
 
-Entry point: :func:`check_claim_spec`.  The inventory (:mod:`app.inventory`) supplies classes,
+Entry points: :func:`check_claim_spec`, and :func:`policy_defaults` (which omitted capacity
+requests the mutating webhook may fill with the policy default).  The inventory (:mod:`app.inventory`) supplies classes,
 devices and node groups; :mod:`app.capacity` the per-device capacity arithmetic; CEL selectors
 come from :mod:`app.cel`.
 """
 
-from app.satisfy.check import check_claim_spec
+from app.satisfy.check import SEARCH_UNDECIDED, check_claim_spec
+from app.satisfy.defaults import DefaultFill, policy_defaults
 
-__all__ = ["check_claim_spec"]
+__all__ = ["SEARCH_UNDECIDED", "DefaultFill", "check_claim_spec", "policy_defaults"]

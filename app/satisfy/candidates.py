@@ -83,6 +83,11 @@ class Candidates:
         self._entries[dev.index] = entry
         return entry
 
+    def reachable_entries(self) -> list[Entry]:
+        """The entries of every device some node can reach (``Inventory.reachable``), in order."""
+        devices = self.inventory.devices
+        return [self.entry(devices[i]) for i in self.inventory.reachable]
+
     def _shape_status(self, dev: DeviceRecord) -> tuple[Status, CapacityFit | None, SelectorError | None, DeviceTaint | None]:
         got = self._by_shape.get(dev.shape)
         if got is not None:

@@ -27,7 +27,11 @@ from app.satisfy.notes import capacity_notes
 from app.satisfy.plan import Alternative, RequestPlan, plan_claim
 from app.satisfy.search import Outcome, search_group
 
-__all__ = ["check_claim_spec"]
+__all__ = ["SEARCH_UNDECIDED", "check_claim_spec"]
+
+# The start of the SatisfiabilityUnknown message for a search that ran out of its time budget;
+# the server counts such reviews as fail-open (``draguard_fail_open_total{reason="SearchDeadline"}``).
+SEARCH_UNDECIDED = "could not decide whether the claim can be allocated"
 
 _MAX_POOL_ORDERS = 24
 
@@ -256,13 +260,13 @@ def check_claim_spec(
         first_error, certain = errors[0]
         out.append(_error_note(first_error, Severity.ERROR if certain else Severity.WARNING))
     if found_ok:
-        out.extend(capacity_notes(plans, claim.cands, inventory))
+        out.extend(capacity_notes(plans, claim.cands))
         return out
     if any(c for _, c in errors):
         return out
     if any(o.kind == "deadline" for _, o, _ in results):
         detail = next((o.detail for _, o, _ in results if o.kind == "deadline" and o.detail), "the search deadline passed")
-        out.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"could not decide whether the claim can be allocated: {detail}", None, Severity.WARNING))
+        out.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{SEARCH_UNDECIDED}: {detail}", None, Severity.WARNING))
         return out
     if errors:
         out.append(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.inventory import Inventory
 from app.k8s.finding import Note, Reason, Severity
 from app.k8s.quantity import Quantity
 from app.satisfy.candidates import Candidates, Entry, Status
@@ -17,19 +16,15 @@ from app.satisfy.plan import RequestPlan
 __all__ = ["capacity_notes"]
 
 
-def _ok_entries(cand: Candidates, inventory: Inventory) -> list[Entry]:
-    seen: set[int] = set()
-    for g in inventory.groups:
-        seen.update(g.devices)
-    entries = (cand.entry(inventory.devices[i]) for i in sorted(seen))
-    return [e for e in entries if e.status is Status.OK and e.fit is not None]
+def _ok_entries(cand: Candidates) -> list[Entry]:
+    return [e for e in cand.reachable_entries() if e.status is Status.OK and e.fit is not None]
 
 
-def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates], inventory: Inventory) -> list[Note]:
+def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]) -> list[Note]:
     notes: list[Note] = []
     for plan in plans:
         for alt in plan.alternatives:
-            ok = _ok_entries(cands[alt.key], inventory)
+            ok = _ok_entries(cands[alt.key])
             if not ok:
                 continue
             for name, asked in alt.capacity.items():

@@ -135,11 +135,11 @@ def create_app(state: ServerState) -> FastAPI:
                        error=exc.message, ms=round(elapsed * 1000, 2))
             return _status(exc.code, exc.reason, exc.message)
         elapsed = time.perf_counter() - started
-        metrics.observe(route, outcome.decision, outcome.reason, elapsed)
+        metrics.observe(route, outcome.decision, outcome.reason, elapsed, outcome.fail_open)
         log_review(
             route=route, uid=call.uid, kind=call.kind, namespace=call.namespace, name=call.name,
             operation=call.operation, dryRun=call.dry_run, decision=outcome.decision,
-            reason=outcome.reason, reasons=outcome.reasons, warnings=len(outcome.response.get("warnings", [])),
+            reason=outcome.reason, reasons=outcome.reasons, failOpen=outcome.fail_open, warnings=len(outcome.response.get("warnings", [])),
             patched="patch" in outcome.response, ms=round(elapsed * 1000, 2),
         )
         return JSONResponse(envelope(call, outcome.response))
@@ -190,11 +190,10 @@ def create_app(state: ServerState) -> FastAPI:
                 raise _HttpError(503, "Timeout",
                                  f"lint did not finish within {state.lint_deadline_seconds:g}s") from exc
         except _HttpError as exc:
-            metrics.observe("lint", "error", exc.reason, time.perf_counter() - started)
+            metrics.observe_lint(exc.reason, time.perf_counter() - started)
             headers = {"WWW-Authenticate": "Bearer"} if exc.code == 401 else None
             return _status(exc.code, exc.reason, exc.message, headers)
-        decision = "denied" if result.errors else "allowed"
-        metrics.observe("lint", decision, "none", time.perf_counter() - started)
+        metrics.observe_lint("errors" if result.errors else "clean", time.perf_counter() - started)
         return Response(result.body, media_type=result.media_type)
 
     @app.get("/healthz")

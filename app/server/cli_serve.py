@@ -20,15 +20,14 @@ import threading
 from pathlib import Path
 
 from app.certs import generate_bundle, write_bundle
-from app.inventory.kube import KubeConfigError, KubeInventory, load_in_cluster, load_kube_config
-from app.k8s.decode import InputError
+from app.inventory import InputError, InventorySource, open_inventory
+from app.inventory.kubeconfig import KubeConfig, KubeConfigError, load_in_cluster, load_kube_config
 from app.k8s.features import FeatureGateError, parse_target
 from app.review.pipeline import ReviewOptions
 from app.server.app import create_app
 from app.server.health import health_only
 from app.server.logs import configure_logging
 from app.server.runner import BackgroundServer, make_server
-from app.server.sources import InventoryLoadError, InventorySource, NoInventory, StaticInventory
 from app.server.state import ServerState
 from app.server.tls import CertReloader
 
@@ -48,8 +47,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-cert", help="serving certificate (PEM); reloaded when the file changes")
     parser.add_argument("--tls-key", help="serving key (PEM)")
     parser.add_argument("--client-ca", help="require client certificates signed by this CA")
-    parser.add_argument("--inventory", nargs="+", action="extend", default=[], metavar="PATH",
-                        help="static inventory: DeviceClass/ResourceSlice/Node files or folders")
+    parser.add_argument("--inventory", action="append", default=[], metavar="PATH",
+                        help="static inventory: a DeviceClass/ResourceSlice/Node file, folder or - "
+                             "(repeat the flag for more, as with kubectl -f)")
     parser.add_argument("--kube", action="store_true",
                         help="live inventory: list+watch the API server (in-cluster credentials)")
     parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")
@@ -85,23 +85,29 @@ def _self_signed(host: str) -> tuple[Path, Path]:
     return paths["cert"], paths["key"]
 
 
-def _inventory(args: argparse.Namespace) -> tuple[InventorySource, KubeInventory | None]:
+def _kube_config(args: argparse.Namespace) -> KubeConfig | None:
+    if not (args.kube or args.kubeconfig):
+        return None
+    try:
+        config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
+        config.ssl_context()  # fail now, not in a background task, on unusable CA/client cert
+    except (KubeConfigError, ssl.SSLError) as exc:
+        raise UsageError(str(exc)) from exc
+    return config
+
+
+def _inventory(args: argparse.Namespace) -> InventorySource:
+    """The inventory source; bad documents in files are logged (and shown in ``/readyz``)."""
     if args.inventory and (args.kube or args.kubeconfig):
         raise UsageError("use either --inventory or --kube/--kubeconfig, not both")
-    if args.inventory:
-        try:
-            return StaticInventory(args.inventory), None
-        except (InputError, InventoryLoadError) as exc:
-            raise UsageError(f"--inventory: {exc}") from exc
-    if args.kube or args.kubeconfig:
-        try:
-            config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
-            config.ssl_context()  # fail now, not in a background task, on unusable CA/client cert
-        except (KubeConfigError, ssl.SSLError) as exc:
-            raise UsageError(str(exc)) from exc
-        live = KubeInventory(config)
-        return live, live
-    return NoInventory(), None
+    try:
+        source = open_inventory(args.inventory, kube_config=_kube_config(args))
+    except InputError as exc:
+        raise UsageError(f"--inventory: {exc}") from exc
+    for finding in source.findings():
+        log.warning(json.dumps({"msg": "inventory document skipped", "file": finding.file,
+                                "line": finding.line, "error": finding.message}))
+    return source
 
 
 def _token(path: str | None) -> str | None:
@@ -131,7 +137,7 @@ def build_state(args: argparse.Namespace) -> ServerState:
         target = parse_target(args.kubernetes_version, args.feature_gates)
     except FeatureGateError as exc:
         raise UsageError(f"--{exc.parameter}: {exc}") from exc
-    source, live = _inventory(args)
+    source = _inventory(args)
     state = ServerState(
         inventory=source,
         options=ReviewOptions(unsatisfiable=args.unsatisfiable, mutate=not args.no_mutate, target=target),
@@ -139,8 +145,7 @@ def build_state(args: argparse.Namespace) -> ServerState:
         lint_token=_token(args.lint_token_file),
         tls=tls,
     )
-    if live is not None:
-        state.background.append(live.run)
+    state.background.append(source.run)
     return state
 
 

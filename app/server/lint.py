@@ -11,13 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from app.inventory import InventorySource
 from app.k8s.decode import decode_bytes
 from app.k8s.features import FeatureGateError, parse_target
 from app.report.render import FORMATS, Format, render
 from app.review.pipeline import ReviewOptions, review_documents
-from app.server.sources import InventorySource
 
-__all__ = ["LintResult", "lint_bytes", "options_for_query", "parse_format"]
+__all__ = ["BODY_NAME", "LintResult", "lint_bytes", "options_for_query", "parse_format"]
+
+BODY_NAME = "<body>"
+"""The file name findings carry when ``/lint?file=`` names none: positions are always given
+when the body has lines, and a name in angle brackets cannot be mistaken for a real path."""
 
 MEDIA_TYPES: dict[str, str] = {
     "json": "application/json",
@@ -66,8 +70,11 @@ def options_for_query(options: ReviewOptions, params: Mapping[str, str]) -> Revi
 def lint_bytes(
     body: bytes, fmt: Format, inventory: InventorySource, options: ReviewOptions, *, source: str = ""
 ) -> LintResult:
-    """Decode ``body`` (YAML or JSON, many documents) and review it against ``inventory``."""
-    decoded = decode_bytes(body, source=source)
+    """Decode ``body`` (YAML or JSON, many documents) and review it against ``inventory``.
+
+    ``source`` names the body in findings (``?file=``); empty means :data:`BODY_NAME`.
+    """
+    decoded = decode_bytes(body, source=source or BODY_NAME)
     snapshot = inventory.snapshot()
     review = review_documents(
         decoded.documents,

@@ -1,10 +1,27 @@
 """Prometheus metrics on the app's own registry.
 
 Why an own :class:`CollectorRegistry` per app: several apps (tests, the benchmark) live in one
-process, and the global registry would refuse duplicate metric names.  Latency buckets start at
-1 ms: webhook SLOs are alerted on p99 and a 5 s smallest bucket makes that impossible
-(anchors §5 #12).  Inventory and certificate figures are read at scrape time from the live
-objects, so they are never out of date and need no bookkeeping on the hot path.
+process, and the global registry would refuse duplicate metric names.  Latency is in seconds
+(the Prometheus base unit) with buckets from 1 ms to 5 s: webhook SLOs are alerted on p99 and a
+5 s smallest bucket makes that impossible (anchors §5 #12).  Inventory and certificate figures
+are read at scrape time from the live objects, so they are never out of date and need no
+bookkeeping on the hot path.
+
+Series, and why they are split the way they are:
+
+* ``draguard_requests_total{route,decision,reason}``: admission reviews only (``validate``,
+  ``mutate``); ``decision`` is what the API server was told (allowed|denied) or ``error`` for a
+  request that was not an answerable review.
+* ``draguard_lint_requests_total{outcome}``: ``/lint`` calls.  A lint report is not an admission
+  decision, so it is not labelled allowed/denied: ``clean``, ``errors`` (the report has errors),
+  or the HTTP error reason when no report was produced.
+* ``draguard_fail_open_total{route,reason}``: reviews *allowed because draguard could not
+  decide* — ``Timeout`` (the request deadline passed), ``InternalError`` (a bug in a check) and
+  ``SearchDeadline`` (the satisfiability search exhausted its time budget).  These are the
+  reviews a ``failurePolicy: Fail`` operator must watch: each is a claim let through unchecked.
+
+``_created`` series are switched off (:func:`prometheus_client.disable_created_metrics`): they
+double the series count and no dashboard reads them.
 """
 
 from __future__ import annotations
@@ -12,13 +29,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["LATENCY_BUCKETS", "Metrics"]
+__all__ = ["FAIL_OPEN_REASONS", "LATENCY_BUCKETS", "Metrics"]
+
+disable_created_metrics()  # type: ignore[no-untyped-call]  # process-wide; draguard never wants them
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+FAIL_OPEN_REASONS = ("Timeout", "InternalError", "SearchDeadline")
 
 StatsProbe = Callable[[], dict[str, Any]]
 
@@ -62,22 +82,43 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "draguard_requests",
-            "requests by route, decision (allowed|denied|error) and reason",
+            "admission reviews by route (validate|mutate), decision (allowed|denied|error) and reason",
             ["route", "decision", "reason"],
+            registry=self.registry,
+        )
+        self.lint_requests = Counter(
+            "draguard_lint_requests",
+            "/lint calls by outcome: clean, errors (the report has errors) or the HTTP error reason",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.fail_open = Counter(
+            "draguard_fail_open",
+            "reviews allowed because draguard could not decide, by route and reason "
+            "(Timeout|InternalError|SearchDeadline)",
+            ["route", "reason"],
             registry=self.registry,
         )
         self.latency = Histogram(
             "draguard_request_duration_seconds",
-            "request latency by route (millisecond buckets)",
+            "request latency in seconds by route (buckets from 0.001 s to 5 s)",
             ["route"],
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
         self.registry.register(_LiveCollector(probe))
 
-    def observe(self, route: str, decision: str, reason: str, seconds: float) -> None:
+    def observe(self, route: str, decision: str, reason: str, seconds: float,
+                fail_open: str | None = None) -> None:
+        """One admission review; ``fail_open`` names why it was let through undecided."""
         self.requests.labels(route, decision, reason or "none").inc()
+        if fail_open is not None:
+            self.fail_open.labels(route, fail_open).inc()
         self.latency.labels(route).observe(seconds)
+
+    def observe_lint(self, outcome: str, seconds: float) -> None:
+        self.lint_requests.labels(outcome).inc()
+        self.latency.labels("lint").observe(seconds)
 
     def render(self) -> bytes:
         return bytes(generate_latest(self.registry))

@@ -11,8 +11,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.inventory import InventorySource, NoInventory
 from app.review.pipeline import ReviewOptions
-from app.server.sources import InventorySource, NoInventory
 from app.server.tls import CertReloader
 
 __all__ = ["MAX_BODY_BYTES", "ServerState"]

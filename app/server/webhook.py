@@ -24,11 +24,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.inventory import InventorySource
 from app.k8s.decode import CHECKED_KINDS
-from app.k8s.finding import Severity
+from app.k8s.finding import Reason, Severity
 from app.report.admission import allow, mutation_response, validation_response
 from app.review.pipeline import ObjectReview, ReviewOptions, review_admission
-from app.server.sources import InventorySource
+from app.satisfy import SEARCH_UNDECIDED
 
 __all__ = [
     "ADMISSION_API_VERSIONS",
@@ -80,6 +81,7 @@ class Outcome:
     reason: str  # the first error reason, else first warning reason, else a fixed word
     reasons: list[str] = field(default_factory=list)
     review_ms: float = 0.0
+    fail_open: str | None = None  # why it was allowed undecided: Timeout|InternalError|SearchDeadline
 
 
 def _str(value: Any) -> str:
@@ -162,6 +164,12 @@ def needs_review(call: AdmissionCall, route: Route) -> Outcome | None:
     return None
 
 
+def _search_gave_up(review: ObjectReview) -> bool:
+    """The satisfiability search ran out of its time budget (the claim is let through unproven)."""
+    return any(f.reason == Reason.SATISFIABILITY_UNKNOWN and SEARCH_UNDECIDED in f.message
+               for f in review.findings)
+
+
 def _first_reason(review: ObjectReview, severities: tuple[Severity, ...]) -> str:
     return next((f.reason for f in review.findings if f.severity in severities), "")
 
@@ -181,6 +189,7 @@ def review_call(
         options=options,
     )
     reasons = sorted({f.reason for f in review.findings})
+    undecided = "SearchDeadline" if _search_gave_up(review) else None
     if route == "mutate":
         response = mutation_response(call.uid, review)
         reason = "Patched" if review.patch else "none"
@@ -188,7 +197,7 @@ def review_call(
     response = validation_response(call.uid, review, kind=call.kind, name=call.name, group=call.group)
     if response["allowed"]:
         reason = _first_reason(review, (Severity.WARNING, Severity.INFO)) or "none"
-        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms)
+        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms, undecided)
     return Outcome(response, "denied", _first_reason(review, (Severity.ERROR,)), reasons, review.elapsed_ms)
 
 
@@ -199,4 +208,4 @@ def fallback_outcome(call: AdmissionCall, route: Route, why: Literal["Timeout", 
         text = f"draguard: review did not finish within {detail}; allowed without a full check"
     else:
         text = f"draguard: internal error ({detail}); allowed without a full check"
-    return Outcome(allow(call.uid, [text]), "allowed", why)
+    return Outcome(allow(call.uid, [text]), "allowed", why, fail_open=why)

@@ -1,4 +1,4 @@
-"""Generic list/map validation that carries size limits once, plus Go-number helpers.
+"""Generic list/map validation that carries size limits once.
 
 Why: Kubernetes validates every list with ``validateSlice`` / ``validateSet`` and every map with
 ``validateMap``; those helpers decide *where* a size error goes, that an over-long list is not
@@ -14,12 +14,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from app.k8s.field import FieldError, Path, duplicate, too_many
-from app.k8s.quantity import Quantity
 
 __all__ = [
-    "blen",
-    "go_int64",
-    "go_value",
     "truncate_if_too_long",
     "validate_map",
     "validate_set",
@@ -31,32 +27,6 @@ K = TypeVar("K", bound=Hashable)
 
 ItemValidator = Callable[[T, Path], list[FieldError]]
 
-_INT64_MAX = 2**63 - 1
-_UINT64_MASK = 2**64 - 1
-
-
-def blen(value: str) -> int:
-    """Go's ``len(string)``: UTF-8 bytes — what every Kubernetes length limit counts."""
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
-def go_int64(n: int) -> int:
-    """Wrap an integer to int64 two's complement, as Go arithmetic silently does."""
-    n &= _UINT64_MASK
-    return n - 2**64 if n > _INT64_MAX else n
-
-
-def go_value(q: Quantity) -> int:
-    """``Quantity.Value()`` as Go returns it: rounded away from zero, *then* truncated to int64.
-
-    Beyond int64 Go keeps the low 64 bits of the magnitude (``big.Int.Int64``), so e.g. a
-    multiple of 2^64 reads back as 0 — the source of the 1.36 division-by-zero panic.
-    """
-    v = q.value()
-    if -(2**63) <= v <= _INT64_MAX:
-        return v
-    r = go_int64(abs(v))
-    return go_int64(-r) if v < 0 else r
 
 
 def validate_slice(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from app.k8s.field import Path
 from app.k8s.finding import Note, Severity
+from app.k8s.golang import whole_units, whole_units_off_step
 from app.k8s.models import (
     CapacityRequirements,
     DeviceCapacity,
@@ -18,7 +19,6 @@ from app.k8s.models import (
     ResourceSliceSpec,
 )
 from app.k8s.quantity import Quantity, canonical_string
-from app.validation.helpers import go_int64, go_value
 
 __all__ = [
     "LINT_DEFAULT_WITHOUT_RANGE",
@@ -117,7 +117,7 @@ def _lint_policy(capacity: DeviceCapacity, path: Path) -> list[Note]:
         return notes
     step = rng.step
     if not step.is_integer():
-        effective = go_value(step)
+        effective = whole_units(step)
         notes.append(
             _note(
                 LINT_FRACTIONAL_STEP,
@@ -128,9 +128,9 @@ def _lint_policy(capacity: DeviceCapacity, path: Path) -> list[Note]:
             )
         )
     lo, hi = rng.min, rng.max
-    if lo is None or hi is None or hi.cmp(lo) < 0 or go_value(step) == 0:
+    if lo is None or hi is None or hi.cmp(lo) < 0 or whole_units(step) == 0:
         return notes
-    api_rejects = go_int64(go_value(hi) - go_value(lo)) % go_value(step) != 0
+    api_rejects = whole_units_off_step(hi, lo, step)
     span = hi.nanos - lo.nanos
     if not api_rejects and span % step.nanos != 0:
         rounded = lo.nanos + (span // step.nanos) * step.nanos

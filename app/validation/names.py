@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from app.k8s.field import FieldError, Path, go_quote, invalid, required, too_long
+from app.k8s.field import FieldError, Path, invalid, required, too_long
+from app.k8s.golang import byte_len, go_quote
 
 __all__ = [
     "C_IDENTIFIER_MAX_LENGTH",
@@ -87,11 +88,6 @@ _QUALIFIED_NAME_RE = re.compile("^" + _QUALIFIED_NAME_FMT + r"\Z")
 _LABEL_VALUE_RE = re.compile("^" + _LABEL_VALUE_FMT + r"\Z")
 
 
-def _blen(value: str) -> int:
-    """Go's ``len(string)``: the length in UTF-8 bytes, which is what every limit counts."""
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
     """apimachinery's ``RegexError``: note the two spaces before each ``or`` (upstream quirk)."""
     if not examples:
@@ -112,7 +108,7 @@ def _max_len_error(n: int) -> str:
 def is_dns1123_label(value: str) -> list[str]:
     """``IsDNS1123Label``: a valid subdomain that is not a label gets the short "no dots" hint."""
     errs: list[str] = []
-    if _blen(value) > DNS1123_LABEL_MAX_LENGTH:
+    if byte_len(value) > DNS1123_LABEL_MAX_LENGTH:
         errs.append(_max_len_error(DNS1123_LABEL_MAX_LENGTH))
     if not _DNS1123_LABEL_RE.match(value):
         if _DNS1123_SUBDOMAIN_RE.match(value):
@@ -125,7 +121,7 @@ def is_dns1123_label(value: str) -> list[str]:
 def is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``."""
     errs: list[str] = []
-    if _blen(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+    if byte_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(_max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _DNS1123_SUBDOMAIN_RE.match(value):
         errs.append(regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
@@ -159,7 +155,7 @@ def is_qualified_name(value: str) -> list[str]:
         ]
     if not name:
         errs.append("name part must be non-empty")
-    elif _blen(name) > QUALIFIED_NAME_MAX_LENGTH:
+    elif byte_len(name) > QUALIFIED_NAME_MAX_LENGTH:
         errs.append("name part " + _max_len_error(QUALIFIED_NAME_MAX_LENGTH))
     if not _QUALIFIED_NAME_RE.match(name):
         errs.append(
@@ -172,7 +168,7 @@ def is_qualified_name(value: str) -> list[str]:
 def is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue``: label values, taint values, toleration values (may be empty)."""
     errs: list[str] = []
-    if _blen(value) > LABEL_VALUE_MAX_LENGTH:
+    if byte_len(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(_max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _LABEL_VALUE_RE.match(value):
         errs.append(regex_error(_LABEL_VALUE_ERR, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
@@ -207,7 +203,7 @@ def validate_driver_name(value: str, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     if not value:
         errs.append(required(path))
-    if _blen(value) > DRIVER_NAME_MAX_LENGTH:
+    if byte_len(value) > DRIVER_NAME_MAX_LENGTH:
         errs.append(too_long(path, DRIVER_NAME_MAX_LENGTH))
     errs.extend(invalid(path, value, msg) for msg in is_dns1123_subdomain(value.lower()))
     return errs
@@ -218,7 +214,7 @@ def validate_pool_name(value: str, path: Path) -> list[FieldError]:
     if not value:
         return [required(path)]
     errs: list[FieldError] = []
-    if _blen(value) > POOL_NAME_MAX_LENGTH:
+    if byte_len(value) > POOL_NAME_MAX_LENGTH:
         errs.append(too_long(path, POOL_NAME_MAX_LENGTH))
     for part in value.split("/"):
         errs.extend(validate_dns1123_subdomain(part, path))
@@ -228,7 +224,7 @@ def validate_pool_name(value: str, path: Path) -> list[FieldError]:
 def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
     """``validateCIdentifier``: at most 32 bytes and a C identifier."""
     errs: list[FieldError] = []
-    if _blen(value) > C_IDENTIFIER_MAX_LENGTH:
+    if byte_len(value) > C_IDENTIFIER_MAX_LENGTH:
         errs.append(too_long(path, C_IDENTIFIER_MAX_LENGTH))
     errs.extend(invalid(path, value, msg) for msg in is_c_identifier(value))
     return errs

@@ -20,9 +20,10 @@ Every message is byte-for-byte the API server's.
 from __future__ import annotations
 
 from app.k8s.field import FieldError, Path, forbidden, invalid, required
+from app.k8s.golang import INT64_MAX, whole_units, whole_units_off_step
 from app.k8s.models import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
 from app.k8s.quantity import Quantity
-from app.validation.helpers import go_int64, go_value, validate_set
+from app.validation.helpers import validate_set
 
 __all__ = [
     "CAPACITY_REQUEST_POLICY_MAX_OPTIONS",
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 CAPACITY_REQUEST_POLICY_MAX_OPTIONS = 10  # resource.CapacityRequestPolicyDiscreteMaxOptions
-_INT64_MAX = 2**63 - 1
 
 
 def validate_single_allocatable_capacity(capacity: DeviceCapacity, path: Path) -> list[FieldError]:
@@ -80,7 +80,7 @@ def validate_request_policy(
 
 def _quantity_key(q: Quantity) -> int:
     """``quantityKeyInt``: duplicates are detected on the Go ``Value()`` (whole units, rounded up)."""
-    return go_value(q)
+    return whole_units(q)
 
 
 def _validate_valid_values(
@@ -148,9 +148,9 @@ def _validate_range(
         errs.append(
             invalid(step_path, str(step), f"one step {added} is larger than capacity value: {capacity}")
         )
-    if go_value(step) == 0:
+    if whole_units(step) == 0:
         # A positive step beyond int64 whose low 64 bits are zero: 1.36 would divide by zero.
-        errs.append(invalid(step_path, str(step), f"must not be larger than {_INT64_MAX}"))
+        errs.append(invalid(step_path, str(step), f"must not be larger than {INT64_MAX}"))
         return errs
     errs.extend(_validate_step_multiple(default, lo, step, step_path))
     if rng.max is not None:
@@ -160,7 +160,6 @@ def _validate_range(
 
 def _validate_step_multiple(value: Quantity, lo: Quantity, step: Quantity, path: Path) -> list[FieldError]:
     """``validateRequestPolicyRangeStep`` on whole units (int64 ``Value()``, Go wrap-around)."""
-    diff = go_int64(go_value(value) - go_value(lo))
-    if diff % go_value(step) != 0:
+    if whole_units_off_step(value, lo, step):
         return [invalid(path, str(value), f"value is not a multiple of a given step ({step}) from ({lo})")]
     return []

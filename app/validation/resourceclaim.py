@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.k8s.field import FieldError, Path, forbidden, invalid, not_supported, required, too_long, too_many
+from app.k8s.golang import byte_len
 from app.k8s.models import (
     AllocatedDeviceStatus,
     AllocationResult,
@@ -35,7 +36,7 @@ from app.k8s.models import (
     ResourceClaimTemplate,
 )
 from app.validation.config import validate_device_configuration, validate_raw_extension
-from app.validation.helpers import blen, validate_set, validate_slice
+from app.validation.helpers import validate_set, validate_slice
 from app.validation.meta import (
     validate_object_meta,
     validate_object_meta_update,
@@ -478,9 +479,9 @@ def _validate_device_status(
 def _validate_network_data(data: NetworkDeviceData, path: Path) -> list[FieldError]:
     """``validateNetworkDeviceData``: length limits and unique interface addresses in CIDR form."""
     errs: list[FieldError] = []
-    if blen(data.interface_name) > NETWORK_INTERFACE_NAME_MAX_LENGTH:
+    if byte_len(data.interface_name) > NETWORK_INTERFACE_NAME_MAX_LENGTH:
         errs.append(too_long(path.child("interfaceName"), NETWORK_INTERFACE_NAME_MAX_LENGTH))
-    if blen(data.hardware_address) > NETWORK_HARDWARE_ADDRESS_MAX_LENGTH:
+    if byte_len(data.hardware_address) > NETWORK_HARDWARE_ADDRESS_MAX_LENGTH:
         errs.append(too_long(path.child("hardwareAddress"), NETWORK_HARDWARE_ADDRESS_MAX_LENGTH))
 
     def check_ip(address: str, p: Path) -> list[FieldError]:

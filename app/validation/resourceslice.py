@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from app.k8s.field import FieldError, Path, invalid, not_found, required, too_long
+from app.k8s.golang import byte_len
 from app.k8s.models import (
     Counter,
     CounterSet,
@@ -20,7 +21,7 @@ from app.k8s.models import (
     ResourceSlice,
     ResourceSliceSpec,
 )
-from app.validation.helpers import blen, validate_map, validate_set, validate_slice
+from app.validation.helpers import validate_map, validate_set, validate_slice
 from app.validation.meta import validate_object_meta, validate_object_meta_update
 from app.validation.names import (
     DNS1123_LABEL_MAX_LENGTH,
@@ -366,14 +367,14 @@ def _go_attribute_struct(attribute: DeviceAttribute) -> dict[str, object]:
 
 
 def _string_value_errors(value: str, path: Path) -> list[FieldError]:
-    return [_too_long(path)] if blen(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH else []
+    return [_too_long(path)] if byte_len(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH else []
 
 
 def _version_value_errors(value: str, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     if not _SEMVER.match(value):
         errs.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
-    if blen(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+    if byte_len(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
         errs.append(_too_long(path))
     return errs
 

@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from app.cel import CompileFailure, compile_selector
 from app.k8s.field import FieldError, Path, forbidden, invalid, required, too_long
 from app.k8s.finding import Note, Severity
+from app.k8s.golang import byte_len
 from app.k8s.models import (
     DeviceClass,
     DeviceSelector,
@@ -26,7 +27,7 @@ from app.k8s.models import (
     ResourceClaimSpec,
     ResourceClaimTemplate,
 )
-from app.validation.helpers import blen, validate_slice
+from app.validation.helpers import validate_slice
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
@@ -74,7 +75,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
     """
     if stored:
         return []
-    if blen(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+    if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
     result = compile_selector(expression, consumable_capacity=_CONSUMABLE_CAPACITY.get())
     if not isinstance(result, CompileFailure) or result.kind == "unsupported":
@@ -115,7 +116,7 @@ def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTem
     """A warning for every selector draguard cannot evaluate (Kubernetes may well accept it)."""
     notes: list[Note] = []
     for expression, path in _selectors_of(obj):
-        if blen(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+        if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             continue
         result = compile_selector(expression, consumable_capacity=_CONSUMABLE_CAPACITY.get())
         if isinstance(result, CompileFailure) and result.kind == "unsupported":

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from app.k8s.decode import InputError, decode_bytes, decode_text, load_paths
+from app.k8s.decode import decode_bytes, decode_text
 
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
@@ -83,25 +79,6 @@ def test_json_input_keeps_positions() -> None:
     text = '{\n  "kind": "DeviceClass",\n  "metadata": {"name": "x"}\n}\n'
     (doc,) = decode_text(text, "x.json").documents
     assert doc.position_of(["metadata", "name"]) == (3, 24)
-
-
-def test_folders_walk_recursively(tmp_path: Path) -> None:
-    (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "one.yaml").write_text(CLAIM)
-    (tmp_path / "two.json").write_text('{"kind": "DeviceClass", "metadata": {"name": "x"}}')
-    (tmp_path / "notes.txt").write_text("not a manifest")
-    docs = load_paths([str(tmp_path)]).documents
-    assert sorted(d.kind for d in docs) == ["DeviceClass", "ResourceClaim"]
-
-
-def test_missing_path_raises_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no such file"):
-        load_paths([str(tmp_path / "missing.yaml")])
-
-
-def test_stdin_dash() -> None:
-    docs = load_paths(["-"], stdin_text=CLAIM).documents
-    assert docs[0].source == "<stdin>"
 
 
 def test_duplicate_keys_are_decode_errors_with_both_positions() -> None:

@@ -16,9 +16,9 @@ from app.k8s.field import (
     FieldError,
     Path,
     aggregate_message,
-    go_quote,
     render_value,
 )
+from app.k8s.golang import go_quote
 from app.k8s.quantity import parse_quantity
 
 SLICE_DEVICE = Path.root("spec", "devices").index(0)

@@ -10,12 +10,8 @@ import pytest
 from fakeapi import FakeCluster, serve_fake_api
 
 from app.certs import generate_bundle, generate_leaf, write_bundle
-from app.inventory.kube import (
-    KubeConfigError,
-    KubeInventory,
-    load_in_cluster,
-    load_kube_config,
-)
+from app.inventory.kube import KubeInventory
+from app.inventory.kubeconfig import KubeConfigError, load_in_cluster, load_kube_config
 from app.server.runner import BackgroundServer
 from kube.helpers import LoopThread, device_class, node, resource_slice, wait_for, write_kubeconfig
 

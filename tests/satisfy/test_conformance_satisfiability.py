@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.inventory import build_inventory
-from app.k8s.decode import load_paths
+from app.inventory import build_inventory, load_paths
 from app.k8s.field import Path
 from app.k8s.models import ResourceClaim, ResourceClaimTemplate
 from app.k8s.structure import decode_object

@@ -16,9 +16,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # make `fakeapi` importable
 
 from app.certs import generate_bundle, write_bundle
+from app.inventory import StaticInventory
 from app.server.app import create_app
 from app.server.runner import BackgroundServer
-from app.server.sources import StaticInventory
 from app.server.state import ServerState
 from app.server.tls import CertReloader
 

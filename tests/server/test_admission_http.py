@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from app.inventory import StaticInventory
 from app.review.pipeline import ReviewOptions
-from app.server.sources import StaticInventory
 from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import admission_review, claim, device_class, resource_slice, template

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from app.server.sources import StaticInventory
+from app.inventory import StaticInventory
 from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import admission_review, claim

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 
+from app.inventory import StaticInventory
 from app.server.app import create_app
 from app.server.health import health_only
 from app.server.runner import BackgroundServer
-from app.server.sources import StaticInventory
 from app.server.state import ServerState
 from server.reviews import admission_review, claim
 

@@ -21,7 +21,8 @@ from fakeapi import FakeCluster, serve_fake_api
 from kube.helpers import wait_for
 
 from app.certs import CertBundle, generate_bundle, generate_leaf, write_bundle
-from app.inventory.kube import KubeInventory, load_kube_config
+from app.inventory.kube import KubeInventory
+from app.inventory.kubeconfig import load_kube_config
 from app.server.runner import BackgroundServer
 from app.server.state import ServerState
 from server.conftest import DATA, Served, client_context

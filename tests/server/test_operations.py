@@ -16,8 +16,7 @@ import pytest
 import yaml
 
 from app.certs import generate_bundle, generate_leaf
-from app.inventory import Inventory
-from app.server.sources import NoInventory, StaticInventory
+from app.inventory import Inventory, NoInventory, StaticInventory
 from app.server.state import ServerState
 from server.conftest import DATA, Served
 from server.reviews import admission_review, claim, device_class

@@ -1,12 +1,9 @@
-"""Generic helpers: size limits short-circuit, duplicates at the later index, Go int64 arithmetic."""
+"""Generic helpers: size limits short-circuit, duplicates at the later index."""
 
 from __future__ import annotations
 
 from app.k8s.field import FieldError, Path, invalid
-from app.k8s.quantity import Quantity
 from app.validation.helpers import (
-    go_int64,
-    go_value,
     truncate_if_too_long,
     validate_map,
     validate_set,
@@ -51,10 +48,3 @@ def test_map_key_errors_at_map_path_item_errors_at_key() -> None:
 def test_truncation_keeps_both_ends() -> None:
     assert truncate_if_too_long("a" * 10, 96) == "a" * 10
     assert truncate_if_too_long("abcdefghijklmnopqrstuvwxyz", 4) == "abcdefg...uvwxyz"
-
-
-def test_go_value_rounds_up_and_wraps() -> None:
-    assert go_value(Quantity.parse("100m")) == 1
-    assert go_value(Quantity.parse("-100m")) == -1
-    assert go_value(Quantity.parse("18446744073709551616")) == 0
-    assert go_int64(2**63) == -(2**63)

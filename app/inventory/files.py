@@ -1,0 +1,78 @@
+"""Reading manifests from files, folders and standard input — the only file I/O of the pipeline.
+
+Why here and not in ``k8s/``: the vocabulary layer turns text into documents and never touches
+the file system, so it can be used (and fuzzed) on bytes from anywhere.  Everything that opens a
+file, walks a folder or reads ``-`` lives in this module; both doors that read paths — ``draguard
+lint`` for the linted manifests and every file inventory (:class:`~app.inventory.sources.FileInventory`)
+— go through :func:`load_paths`, so a folder is walked the same way wherever it is given.
+
+A path that does not exist or cannot be opened raises :class:`InputError` (a usage problem: the
+CLI exits 2 naming it); a file that opens but is too large or not YAML/JSON is a ``DecodeError``
+finding, like any other bad document.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+
+from app.k8s.decode import DecodeResult, decode_bytes, decode_text
+from app.k8s.finding import Finding, Reason, Severity
+
+__all__ = ["MANIFEST_SUFFIXES", "MAX_FILE_BYTES", "STDIN_NAME", "InputError", "load_paths"]
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_FILE_BYTES = 32 * 1024 * 1024
+STDIN_NAME = "<stdin>"
+
+
+class InputError(Exception):
+    """A path that cannot be read at all (missing or unreadable; an empty folder is fine)."""
+
+
+def load_paths(paths: Sequence[str], *, stdin_text: str | None = None) -> DecodeResult:
+    """Decode files, folders (walked recursively, hidden folders skipped) and ``-`` (stdin).
+
+    Raises :class:`InputError` naming the first path that does not exist or cannot be read.
+    """
+    result = DecodeResult()
+    for path in paths:
+        if path == "-":
+            text = stdin_text if stdin_text is not None else sys.stdin.read()
+            result.extend(decode_text(text, STDIN_NAME))
+            continue
+        if os.path.isdir(path):
+            for file in _walk(path):
+                result.extend(_load_file(file))
+            continue
+        if not os.path.exists(path):
+            raise InputError(f"{path}: no such file or directory")
+        result.extend(_load_file(path))
+    return result
+
+
+def _walk(path: str) -> Iterator[str]:
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(MANIFEST_SUFFIXES):
+                yield os.path.join(root, name)
+
+
+def _load_file(path: str) -> DecodeResult:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            too_big = Finding(
+                severity=Severity.ERROR,
+                reason=Reason.DECODE_ERROR,
+                message=f"file is {size} bytes; at most {MAX_FILE_BYTES} are read",
+                file=path,
+            )
+            return DecodeResult(findings=[too_big])
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from exc
+    return decode_bytes(data, path)

@@ -1,0 +1,161 @@
+"""Where an inventory comes from — nothing, files (folders, stdin) read once, or the live cluster —
+behind the one interface both doors use.
+
+Why one interface: ``draguard lint --inventory`` and ``draguard serve --inventory`` must read
+the same files the same way and treat a bad document the same way, and a review only needs
+"the current snapshot, the raw objects, and what is wrong with them"; whether they came from
+files or from list+watch (:class:`app.inventory.kube.KubeInventory`) is decided once, by
+:func:`open_inventory`.
+
+The bad-document policy (README "Choices worth knowing"): a document of an inventory file that
+cannot be decoded is reported as a ``DecodeError`` finding naming file and line
+(:meth:`InventorySource.findings`), the rest of the inventory is used, and the source reports a
+:meth:`~InventorySource.problem` — so no claim is ever called ``Unsatisfiable`` against an
+inventory that may be missing the very devices that would satisfy it; claims get
+``SatisfiabilityUnknown`` naming the bad document instead.  ``lint`` prints the finding (and
+fails on it, it is an error); ``serve`` starts, logs it, and shows it in ``/readyz`` — a webhook
+that refuses to start over one bad line would block every claim under ``failurePolicy: Fail``.
+A path that does not exist is a usage error (exit 2) in both.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app.inventory.build import build_inventory
+from app.inventory.files import load_paths
+from app.inventory.snapshot import Inventory
+from app.k8s.decode import INVENTORY_KINDS
+from app.k8s.finding import Finding
+
+if TYPE_CHECKING:
+    from app.inventory.kubeconfig import KubeConfig
+
+__all__ = ["InventorySource", "NoInventory", "StaticInventory", "open_inventory"]
+
+
+class InventorySource(Protocol):
+    """What reviews, readiness and metrics need from an inventory, wherever it comes from."""
+
+    @property
+    def synced(self) -> bool: ...
+
+    def snapshot(self) -> Inventory | None: ...
+
+    def problem(self) -> str | None:
+        """Why satisfiability answers cannot be trusted right now (None when they can)."""
+        ...
+
+    def findings(self) -> list[Finding]:
+        """What was wrong with the inventory's own documents (``DecodeError`` findings)."""
+        ...
+
+    def objects(self) -> list[dict[str, Any]]: ...
+
+    def last_sync_age(self) -> float | None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    async def run(self) -> None:
+        """Keep the snapshot current for the life of the server (returns at once when read once)."""
+        ...
+
+
+class NoInventory:
+    """No inventory configured: satisfiability is simply not checked."""
+
+    restarts = 0
+    synced = True
+
+    def snapshot(self) -> Inventory | None:
+        return None
+
+    def problem(self) -> str | None:
+        return None
+
+    def findings(self) -> list[Finding]:
+        return []
+
+    def objects(self) -> list[dict[str, Any]]:
+        return []
+
+    def last_sync_age(self) -> float | None:
+        return None
+
+    def status(self) -> dict[str, Any]:
+        return {"source": "none", "synced": True}
+
+    async def run(self) -> None:
+        return None
+
+
+class StaticInventory:
+    """DeviceClasses, ResourceSlices, Nodes and Namespaces from files, folders or ``-``, read once.
+
+    Raises :class:`~app.inventory.files.InputError` for a path that does not exist or cannot be
+    read; bad documents inside readable files follow the module's policy instead.
+    """
+
+    restarts = 0
+    synced = True
+
+    def __init__(self, paths: Sequence[str], *, stdin_text: str | None = None) -> None:
+        result = load_paths(paths, stdin_text=stdin_text)
+        self.paths = list(paths)
+        self._findings = list(result.findings)
+        self._objects = [d.obj for d in result.documents if d.kind in INVENTORY_KINDS]
+        self._snapshot = build_inventory(self._objects)
+        self._loaded_at = time.monotonic()
+
+    def snapshot(self) -> Inventory | None:
+        return self._snapshot
+
+    def problem(self) -> str | None:
+        if not self._findings:
+            return None
+        first = self._findings[0]
+        where = f"{first.file}:{first.line}" if first.line else first.file
+        more = f" and {len(self._findings) - 1} more" if len(self._findings) > 1 else ""
+        return f"inventory incomplete: a document could not be read ({where}{more})"
+
+    def findings(self) -> list[Finding]:
+        return list(self._findings)
+
+    def objects(self) -> list[dict[str, Any]]:
+        return list(self._objects)
+
+    def last_sync_age(self) -> float | None:
+        return time.monotonic() - self._loaded_at
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "source": "files",
+            "synced": True,
+            "paths": self.paths,
+            "objects": len(self._objects),
+            "bad_documents": len(self._findings),
+        }
+
+    async def run(self) -> None:
+        return None
+
+
+def open_inventory(
+    paths: Sequence[str] = (), *, kube_config: KubeConfig | None = None, stdin_text: str | None = None
+) -> InventorySource:
+    """The source for a door's flags: files, the API server, or nothing.
+
+    Raises ``ValueError`` when both files and a cluster are given (they would disagree), and
+    :class:`~app.inventory.files.InputError` for a path that cannot be read.
+    """
+    if paths and kube_config is not None:
+        raise ValueError("use either inventory files or the API server, not both")
+    if kube_config is not None:
+        from app.inventory.kube import KubeInventory  # httpx only when a cluster is asked for
+
+        return KubeInventory(kube_config)
+    if paths:
+        return StaticInventory(paths, stdin_text=stdin_text)
+    return NoInventory()
