@@ -32,7 +32,8 @@ from app.validation.resourceclaim import (
     validate_resource_claim_update,
 )
 from app.validation.resourceslice import validate_resource_slice, validate_resource_slice_update
-from app.validation.selectors import cel_environment, unchecked_selector_notes
+from app.validation.selectors import unchecked_selector_notes
+from app.validation.target import target_scope
 
 __all__ = [
     "ADMIN_ACCESS_UNVERIFIED",
@@ -72,7 +73,7 @@ class ValidationResult:
 
 def validate(obj: DRAObject, ctx: ValidationContext = ValidationContext()) -> ValidationResult:
     """Validate an object as ``kubectl create`` would see it (after defaulting and field dropping)."""
-    with cel_environment(consumable_capacity=ctx.target.enabled("DRAConsumableCapacity")):
+    with target_scope(ctx.target):
         return _validate(obj, ctx)
 
 
@@ -110,7 +111,7 @@ def validate_update(
     """
     if type(obj) is not type(old):
         return validate(obj, ctx)
-    with cel_environment(consumable_capacity=ctx.target.enabled("DRAConsumableCapacity")):
+    with target_scope(ctx.target):
         return _validate_update(obj, old)
 
 

@@ -13,8 +13,6 @@ the IP/CIDR/URL libraries…) is never an error here — that would be a false r
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 from app.cel import CompileFailure, compile_selector
 from app.k8s.field import FieldError, Path, forbidden, invalid, required, too_long
@@ -28,13 +26,13 @@ from app.k8s.models import (
     ResourceClaimTemplate,
 )
 from app.validation.helpers import validate_slice
+from app.validation.target import gate_enabled
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "DEVICE_SELECTORS_MAX_SIZE",
     "SELECTOR_NOT_CHECKED",
     "cel_available",
-    "cel_environment",
     "unchecked_selector_notes",
     "validate_cel_expression",
     "validate_selector",
@@ -44,23 +42,6 @@ __all__ = [
 CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
 DEVICE_SELECTORS_MAX_SIZE = 32  # resource.DeviceSelectorsMaxSize
 SELECTOR_NOT_CHECKED = "SelectorNotChecked"
-
-
-# The CEL environment of the target API server: without DRAConsumableCapacity the device type has
-# no allowMultipleAllocations field.  A context variable (set per validate() call by
-# app.validation from its ValidationContext) keeps it out of every rule's signature; it never
-# outlives the call and is per thread/task, so concurrent reviews with different targets are safe.
-_CONSUMABLE_CAPACITY: ContextVar[bool] = ContextVar("draguard_cel_consumable_capacity", default=True)
-
-
-@contextmanager
-def cel_environment(*, consumable_capacity: bool) -> Iterator[None]:
-    """Compile selectors in the CEL environment of a target with/without DRAConsumableCapacity."""
-    token = _CONSUMABLE_CAPACITY.set(consumable_capacity)
-    try:
-        yield
-    finally:
-        _CONSUMABLE_CAPACITY.reset(token)
 
 
 def cel_available() -> bool:
@@ -77,7 +58,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
         return []
     if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
-    result = compile_selector(expression, consumable_capacity=_CONSUMABLE_CAPACITY.get())
+    result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
     if not isinstance(result, CompileFailure) or result.kind == "unsupported":
         return []
     if result.kind == "cost":
@@ -118,7 +99,7 @@ def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTem
     for expression, path in _selectors_of(obj):
         if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             continue
-        result = compile_selector(expression, consumable_capacity=_CONSUMABLE_CAPACITY.get())
+        result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
         if isinstance(result, CompileFailure) and result.kind == "unsupported":
             notes.append(
                 Note(SELECTOR_NOT_CHECKED, result.message, path.child("cel", "expression"), Severity.WARNING)
