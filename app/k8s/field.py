@@ -17,13 +17,13 @@ Rendering rules (apimachinery ``errors.go``):
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from app.k8s.golang import go_quote
+from app.k8s.tree import compact_json
 
 __all__ = ["ErrorList", "ErrorType", "FieldError", "Path", "render_value"]
 
@@ -143,7 +143,7 @@ def render_value(value: Any) -> str:
 
 def go_json(value: Any) -> str:
     """Go's ``json.Marshal``: UTF-8 kept, ``<``, ``>``, ``&``, U+2028/9 escaped, no spaces."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = compact_json(value, default=str)  # no recursion: values may be deep user data
     for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(raw, escaped)

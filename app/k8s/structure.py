@@ -13,7 +13,6 @@ the caller's object is never modified (the mutating webhook diffs against the or
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import NoneType, UnionType
@@ -32,6 +31,7 @@ from app.k8s.models import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from app.k8s.tree import deep_copy
 from app.k8s.v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1ResourceSlice
 from app.k8s.versions import (
     SERVED_VERSIONS,
@@ -80,8 +80,9 @@ class Structural:
 
 
 def apply_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-    """The v1 defaulting the API server applies before validation, on a deep copy."""
-    out = copy.deepcopy(obj)
+    """The v1 defaulting the API server applies before validation, on a deep copy (made without
+    recursion: opaque parameters may nest 10,000 levels)."""
+    out: dict[str, Any] = deep_copy(obj)
     spec: Any = out.get("spec")
     if kind == "ResourceClaimTemplate":
         spec = spec.get("spec") if isinstance(spec, dict) else None

@@ -23,10 +23,12 @@ from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect
 
 from app.server.lint import lint_bytes, options_for_query, parse_format
 from app.server.logs import log_review
 from app.server.metrics import Metrics
+from app.server.safe_render import SafeJSONResponse, encode_body
 from app.server.state import ServerState
 from app.server.webhook import (
     AdmissionCall,
@@ -60,7 +62,7 @@ def _status(code: int, reason: str, message: str, headers: dict[str, str] | None
     """A ``metav1.Status``-shaped JSON error: readable by kubectl users and scripts alike."""
     body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
             "reason": reason, "message": message}
-    return JSONResponse(body, status_code=code, headers=headers)
+    return SafeJSONResponse(body, status_code=code, headers=headers)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -88,6 +90,8 @@ async def _read_with_deadline(request: Request, state: ServerState, deadline: fl
         return await asyncio.wait_for(_read_body(request, state.max_body_bytes), deadline)
     except TimeoutError as exc:
         raise _HttpError(408, "Timeout", f"request body not received within {deadline:g}s") from exc
+    except ClientDisconnect as exc:  # nobody will read the answer: one log line, no traceback
+        raise _HttpError(400, "ClientDisconnected", "the client disconnected before sending the whole body") from exc
 
 
 def create_app(state: ServerState) -> FastAPI:
@@ -142,7 +146,7 @@ def create_app(state: ServerState) -> FastAPI:
             reason=outcome.reason, reasons=outcome.reasons, failOpen=outcome.fail_open, warnings=len(outcome.response.get("warnings", [])),
             patched="patch" in outcome.response, ms=round(elapsed * 1000, 2),
         )
-        return JSONResponse(envelope(call, outcome.response))
+        return SafeJSONResponse(envelope(call, outcome.response))
 
     async def _run_review(call: AdmissionCall, route: Route, started: float) -> Outcome:
         remaining = state.deadline_seconds - (time.perf_counter() - started)
@@ -190,11 +194,14 @@ def create_app(state: ServerState) -> FastAPI:
                 raise _HttpError(503, "Timeout",
                                  f"lint did not finish within {state.lint_deadline_seconds:g}s") from exc
         except _HttpError as exc:
-            metrics.observe_lint(exc.reason, time.perf_counter() - started)
+            elapsed = time.perf_counter() - started
+            metrics.observe_lint(exc.reason, elapsed)
+            log_review(route="lint", decision="error", reason=exc.reason, error=exc.message,
+                       ms=round(elapsed * 1000, 2))
             headers = {"WWW-Authenticate": "Bearer"} if exc.code == 401 else None
             return _status(exc.code, exc.reason, exc.message, headers)
         metrics.observe_lint("errors" if result.errors else "clean", time.perf_counter() - started)
-        return Response(result.body, media_type=result.media_type)
+        return Response(encode_body(result.body, result.media_type), media_type=result.media_type)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:

@@ -9,6 +9,7 @@ hot-reloaded on rotation.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import json
 import logging
@@ -28,6 +29,7 @@ from app.server.app import create_app
 from app.server.health import health_only
 from app.server.logs import configure_logging
 from app.server.runner import BackgroundServer, make_server
+from app.server.selfcerts import SelfCertError, SelfManagedCerts, SelfManagedSettings, pod_namespace
 from app.server.state import ServerState
 from app.server.tls import CertReloader
 
@@ -61,6 +63,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="per-request deadline, below the webhook timeoutSeconds (default 2)")
     parser.add_argument("--cert-reload-seconds", type=float, default=5.0,
                         help="how often to check the certificate files for rotation (default 5)")
+    parser.add_argument("--cert-secret", metavar="NAME",
+                        help="self-managed certificates: keep a CA and serving certificate in this Secret "
+                             "(renewed before expiry, caBundle patched) and serve it from --tls-cert/--tls-key")
+    parser.add_argument("--webhook-configuration", default="draguard", metavar="NAME",
+                        help="with --cert-secret: the Validating- and MutatingWebhookConfiguration whose "
+                             "caBundle is kept current (default draguard)")
+    parser.add_argument("--service", default="draguard", metavar="NAME",
+                        help="with --cert-secret: the Service the certificate is for (default draguard)")
+    parser.add_argument("--namespace", default=None, metavar="NS",
+                        help="with --cert-secret: namespace of the Secret, Lease and Service "
+                             "(default: POD_NAMESPACE, else the service account's namespace)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--kubernetes-version", default=None, metavar="1.34|1.35|1.36",
                         help="answer as this Kubernetes version's API server would (default 1.36)")
@@ -128,6 +141,7 @@ def build_state(args: argparse.Namespace) -> ServerState:
         raise UsageError("--tls-cert and --tls-key go together")
     if not 0 < args.deadline_seconds <= 29:
         raise UsageError("--deadline-seconds must be in (0, 29]: the webhook timeout is at most 30s")
+    rotator = _self_managed(args) if getattr(args, "cert_secret", None) else None
     cert, key = (Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else _self_signed(args.host)
     try:
         tls = CertReloader(cert, key, client_ca=args.client_ca, interval=args.cert_reload_seconds)
@@ -146,7 +160,36 @@ def build_state(args: argparse.Namespace) -> ServerState:
         tls=tls,
     )
     state.background.append(source.run)
+    if rotator is not None:
+        rotator.reloader = tls
+        state.self_managed = rotator
+        state.background.append(rotator.run)
     return state
+
+
+def _self_managed(args: argparse.Namespace) -> SelfManagedCerts:
+    """``--cert-secret``: put a certificate in place from the Secret (creating it when due) before
+    the server starts; the returned rotator keeps it current afterwards."""
+    if not (args.tls_cert and args.tls_key):
+        raise UsageError("--cert-secret needs --tls-cert and --tls-key: the files it writes and serves")
+    namespace = args.namespace or pod_namespace()
+    if not namespace:
+        raise UsageError("--cert-secret needs --namespace (or POD_NAMESPACE) outside a cluster")
+    try:
+        config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
+        config.ssl_context()
+    except (KubeConfigError, ssl.SSLError) as exc:
+        raise UsageError(str(exc)) from exc
+    rotator = SelfManagedCerts(config, SelfManagedSettings(
+        namespace=namespace, secret=args.cert_secret, service=args.service,
+        webhook_configurations=[args.webhook_configuration],
+        cert_file=Path(args.tls_cert), key_file=Path(args.tls_key),
+    ))
+    try:
+        asyncio.run(rotator.bootstrap())
+    except SelfCertError as exc:
+        raise UsageError(str(exc)) from exc
+    return rotator
 
 
 def run_serve(args: argparse.Namespace) -> int:

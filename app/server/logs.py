@@ -2,6 +2,12 @@
 
 Why JSON lines: a webhook's logs are read by machines first (grep by ``uid`` when the API
 server reports a denial, dashboards by ``decision``), and a log line must never span lines.
+
+Why bounded: strings in a record can come from the client (a 700 KB uid, a name, an error
+quoting the body), and a log pipeline chokes on — or a disk fills with — such lines.  Each
+string field is clipped to :data:`MAX_FIELD_CHARS` (head and tail kept, the cut counted), a
+traceback to :data:`MAX_EXCEPTION_CHARS`, and a record that is still over
+:data:`MAX_RECORD_CHARS` keeps only its core fields.
 """
 
 from __future__ import annotations
@@ -11,9 +17,30 @@ import json
 import logging
 from typing import Any
 
-__all__ = ["JsonFormatter", "configure_logging", "log_review"]
+__all__ = ["MAX_FIELD_CHARS", "MAX_RECORD_CHARS", "JsonFormatter", "clip", "configure_logging", "log_review"]
 
 review_log = logging.getLogger("draguard.review")
+
+MAX_FIELD_CHARS = 2048
+MAX_EXCEPTION_CHARS = 8192
+MAX_RECORD_CHARS = 16384
+_CORE = ("ts", "level", "logger", "msg")
+
+
+def clip(text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """``text`` if short enough, else its head and tail around a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit // 2 - 24, 1)
+    return f"{text[:keep]}…[{len(text) - 2 * keep} chars cut]…{text[-keep:]}"
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str):
+        return clip(value)
+    if isinstance(value, list | tuple):
+        return [clip(v) if isinstance(v, str) else v for v in value[:64]]
+    return value
 
 
 class JsonFormatter(logging.Formatter):
@@ -37,9 +64,15 @@ class JsonFormatter(logging.Formatter):
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             out.update(fields)
+        out = {key: _bounded(value) for key, value in out.items()}
         if record.exc_info:
-            out["exception"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str, separators=(",", ":"))
+            out["exception"] = clip(self.formatException(record.exc_info), MAX_EXCEPTION_CHARS)
+        line = json.dumps(out, default=str, separators=(",", ":"))
+        if len(line) > MAX_RECORD_CHARS:  # many long fields together: keep what identifies the event
+            core = {key: out[key] for key in _CORE if key in out}
+            core["truncated"] = len(line)
+            line = json.dumps(core, default=str, separators=(",", ":"))
+        return line
 
 
 def configure_logging(level: str = "info") -> None:

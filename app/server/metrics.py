@@ -73,6 +73,9 @@ class _LiveCollector(Collector):
                                     "notAfter of the serving certificate", value=float(s["cert_not_after"]))
             yield CounterMetricFamily("draguard_certificate_reloads", "serving certificate reloads",
                                       value=float(s.get("cert_reloads", 0)))
+            yield GaugeMetricFamily("draguard_certificate_expiry_warning",
+                                    "1 when the serving certificate expires within 30 days",
+                                    value=1.0 if s.get("cert_expiring") else 0.0)
 
 
 class Metrics:

@@ -17,6 +17,8 @@ from typing import Any
 
 import uvicorn
 
+from app.server.limits import ConnectionGuard, guarded_protocol
+
 __all__ = ["BackgroundServer", "bind_socket", "make_server"]
 
 
@@ -40,9 +42,13 @@ def make_server(
     ssl_context: ssl.SSLContext | None = None,
     log_level: str = "warning",
     graceful_shutdown: int = 2,
+    guard: ConnectionGuard | None = None,
     **config: Any,
 ) -> uvicorn.Server:
-    """A uvicorn server for ``app`` that will serve TLS with ``ssl_context`` as given."""
+    """A uvicorn server for ``app`` that will serve TLS with ``ssl_context`` as given, with the
+    connection limits of ``guard`` (header size and time, connection count: :mod:`limits`)."""
+    config.setdefault("http", guarded_protocol(guard or ConnectionGuard()))
+    config.setdefault("ws", "none")  # no websockets: one less upgrade path to defend
     cfg = uvicorn.Config(
         app,
         log_level=log_level,
@@ -69,13 +75,15 @@ class BackgroundServer:
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         log_level: str = "critical",
+        guard: ConnectionGuard | None = None,
         **config: Any,
     ) -> None:
         self.sock = bind_socket(host, port)
+        self.guard = guard or ConnectionGuard()
         self.host = host
         self.port: int = self.sock.getsockname()[1]
         self.ssl = ssl_context is not None
-        self.server = make_server(app, ssl_context=ssl_context, log_level=log_level, **config)
+        self.server = make_server(app, ssl_context=ssl_context, log_level=log_level, guard=self.guard, **config)
         self._thread = threading.Thread(target=self._run, name=f"uvicorn-{self.port}", daemon=True)
         self.loop: asyncio.AbstractEventLoop | None = None
 

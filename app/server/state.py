@@ -35,6 +35,7 @@ class ServerState:
     tls: CertReloader | None = None  # None: TLS terminated elsewhere (or a plain-HTTP test)
     workers: int = 4
     background: list[Background] = field(default_factory=list)
+    self_managed: Any = None  # SelfManagedCerts when --cert-secret is on (its status joins /readyz)
 
     @property
     def admission_options(self) -> ReviewOptions:
@@ -64,6 +65,8 @@ class ServerState:
         inventory = dict(self.inventory.status())
         inventory["problem"] = self.inventory.problem()
         certs: dict[str, Any] = self.tls.status() if self.tls else {"source": "external"}
+        if self.self_managed is not None:
+            certs["selfManaged"] = self.self_managed.status()
         ready = self.inventory.synced and (self.tls is None or self.tls.loaded)
         return ready, {"ready": ready, "inventory": inventory, "certificate": certs}
 
@@ -80,4 +83,5 @@ class ServerState:
         if self.tls is not None:
             out["cert_not_after"] = self.tls.not_after_ts
             out["cert_reloads"] = self.tls.reloads
+            out["cert_expiring"] = self.tls.expiry_warning() is not None
         return out

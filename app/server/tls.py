@@ -11,6 +11,12 @@ connections keep their TLS session untouched.
 Change detection polls ``stat`` of both files (following symlinks, as kubelet swaps Secret
 volumes via a ``..data`` symlink).  A half-written pair fails to load and is retried on the
 next tick; the old certificate stays in service meanwhile.
+
+Expiry: from :data:`EXPIRY_WARNING_DAYS` (30) days before ``notAfter`` the reloader logs a
+warning (once an hour) and ``/readyz`` and the ``draguard_certificate_expiry_warning`` gauge say
+so — in every certificate mode, because a certificate that expires behind ``failurePolicy:
+Fail`` blocks every claim.  Self-managed rotation renews 45 days ahead, so the warning means
+rotation is failing; with cert-manager or hand-made certificates it is the reminder.
 """
 
 from __future__ import annotations
@@ -20,13 +26,18 @@ import json
 import logging
 import os
 import ssl
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.certs import describe_certificate
 
-__all__ = ["CertReloader"]
+__all__ = ["EXPIRY_WARNING_DAYS", "CertReloader"]
+
+EXPIRY_WARNING_DAYS = 30
+_WARN_EVERY_SECONDS = 3600.0
 
 log = logging.getLogger("draguard.tls")
 
@@ -51,6 +62,7 @@ class CertReloader:
         *,
         client_ca: str | Path | None = None,
         interval: float = 5.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.cert_file = Path(cert_file)
         self.key_file = Path(key_file)
@@ -59,6 +71,8 @@ class CertReloader:
         self.reloads = 0
         self.errors = 0
         self.last_error = ""
+        self._clock = clock
+        self._last_warned: float | None = None
         self._current = self._load()  # raises at start-up: no certificate, no server
         self.context = self._new_context()
         self.context.load_cert_chain(self.cert_file, self.key_file)
@@ -120,6 +134,27 @@ class CertReloader:
         while True:
             await asyncio.sleep(self.interval)
             self.check()
+            self.warn_if_expiring()
+
+    def expiry_warning(self) -> str | None:
+        """A sentence when the served certificate expires within 30 days (or has expired)."""
+        left = self.not_after_ts - self._clock()
+        if left >= EXPIRY_WARNING_DAYS * 86400:
+            return None
+        if left <= 0:
+            return "the serving certificate has expired: the API server rejects every call"
+        return (f"the serving certificate expires in {left / 86400:.1f} days; renew it "
+                f"(self-managed mode renews 45 days ahead: check its errors)")
+
+    def warn_if_expiring(self) -> str | None:
+        """Log the expiry warning, at most once an hour; returns it."""
+        warning = self.expiry_warning()
+        now = self._clock()
+        if warning and (self._last_warned is None or now - self._last_warned >= _WARN_EVERY_SECONDS):
+            self._last_warned = now
+            log.warning(json.dumps({"msg": warning, "serial": f"{self.serial:x}",
+                                    "notAfter": self.not_after_ts}))
+        return warning
 
     # ------------------------------------------------------------ read side
     @property
@@ -142,4 +177,5 @@ class CertReloader:
             "notAfter": self.not_after_ts,
             "reloads": self.reloads,
             "lastError": self.last_error or None,
+            "expiryWarning": self.expiry_warning(),
         }

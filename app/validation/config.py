@@ -2,16 +2,17 @@
 
 Why: ``opaque.parameters`` is a ``runtime.RawExtension`` — the API server checks it is present,
 not ``null``, at most 10 KiB (on create: stored objects are grandfathered) and a JSON *object*.
-The size is measured on the compact JSON encoding a client such as kubectl sends.
+The size is measured on the compact JSON encoding a client such as kubectl sends, without
+recursion (:func:`app.k8s.tree.json_length`): parameters may nest 10,000 levels.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from app.k8s.field import OMIT, FieldError, Path, invalid, required, too_long
 from app.k8s.models import OpaqueDeviceConfiguration
+from app.k8s.tree import json_length
 from app.validation.names import validate_driver_name
 
 __all__ = [
@@ -24,14 +25,6 @@ __all__ = [
 OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024  # resource.OpaqueParametersMaxLength
 
 
-def _raw_length(value: Any) -> int:
-    try:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        text = str(value)
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
 def validate_raw_extension(value: Any, path: Path, stored: bool, max_length: int) -> list[FieldError]:
     """``validateRawExtension``: required, size (new data only), parseable, a JSON object.
 
@@ -39,7 +32,7 @@ def validate_raw_extension(value: Any, path: Path, stored: bool, max_length: int
     """
     if value is None:
         return [required(path)]
-    if not stored and _raw_length(value) > max_length:
+    if not stored and json_length(value) > max_length:
         return [too_long(path, max_length)]
     if not isinstance(value, dict):
         return [invalid(path, OMIT, "must be a valid JSON object")]

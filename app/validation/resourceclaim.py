@@ -35,6 +35,7 @@ from app.k8s.models import (
     ResourceClaimStatus,
     ResourceClaimTemplate,
 )
+from app.k8s.tree import equal
 from app.validation.config import validate_device_configuration, validate_raw_extension
 from app.validation.helpers import validate_set, validate_slice
 from app.validation.meta import (
@@ -103,9 +104,9 @@ def validate_resource_claim_update(obj: ResourceClaim, old: ResourceClaim) -> li
     checked like a status update (an allocation, once set, is immutable)."""
     errs = validate_object_meta(obj.metadata, namespaced=True)
     errs.extend(validate_object_meta_update(obj.metadata, old.metadata))
-    if obj.spec != old.spec:
+    if not equal(obj.spec, old.spec):
         errs.append(invalid(Path.root("spec"), _dump(obj.spec), "field is immutable"))
-    if obj.status is not None and obj.status != old.status:
+    if obj.status is not None and not equal(obj.status, old.status):
         errs.extend(validate_claim_status(obj.status, old.status, obj.spec, Path.root("status")))
     return errs
 
@@ -126,13 +127,16 @@ def validate_resource_claim_template_update(
     """The template strategy re-runs full validation, then the update rules (spec immutable)."""
     errs = validate_resource_claim_template(obj)
     errs.extend(validate_object_meta_update(obj.metadata, old.metadata))
-    if obj.spec != old.spec:
+    if not equal(obj.spec, old.spec):
         errs.append(invalid(Path.root("spec"), _dump(obj.spec), "field is immutable"))
     return errs
 
 
 def _dump(model: Any) -> Any:
-    return model.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+    """The model as JSON-shaped data for an Invalid value.  Python mode, because pydantic's JSON
+    mode gives up on opaque parameters nested ~1,000 deep; the value is rendered without
+    recursion (:func:`app.k8s.field.go_json`), Quantities are already strings."""
+    return model.model_dump(by_alias=True, exclude_defaults=True)
 
 
 # ---------------------------------------------------------------------------- admin access
@@ -383,7 +387,7 @@ def validate_claim_status(
         errs.append(forbidden(path.child("reservedFor"), "may not be specified when `allocated` is not set"))
     old_allocation = old.allocation if old is not None else None
     if old_allocation is not None and status.allocation is not None:
-        if old_allocation != status.allocation:
+        if not equal(old_allocation, status.allocation):
             errs.append(invalid(path.child("allocation"), _dump(status.allocation), "field is immutable"))
     elif status.allocation is not None:
         errs.extend(_validate_allocation(status.allocation, path.child("allocation"), names))

@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from app.server.runner import BackgroundServer
-from fakeapi.server import PATHS, FakeCluster, make_app
+from fakeapi.server import OBJECT_KINDS, PATHS, FakeCluster, make_app
 
-__all__ = ["PATHS", "FakeCluster", "make_app", "serve_fake_api"]
+__all__ = ["OBJECT_KINDS", "PATHS", "FakeCluster", "make_app", "serve_fake_api"]
 
 
 @contextmanager

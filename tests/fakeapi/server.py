@@ -1,4 +1,6 @@
-"""A small fake Kubernetes API server: list (paged) and chunked watch for cluster-scoped kinds.
+"""A small fake Kubernetes API server: list (paged) and chunked watch for cluster-scoped kinds,
+plus get/create/update of single objects (Secrets, Leases, webhook configurations) with
+``resourceVersion`` conflicts, for the self-managed certificate rotation.
 
 Why a real HTTP server rather than mocks: the watcher's correctness lives in HTTP details —
 chunked streams that end or break, ``410 Gone`` as a status and as an ERROR event, bookmarks,
@@ -30,6 +32,18 @@ PATHS = {
 }
 
 
+# Single-object kinds: URL prefix (before ``namespaces/NS/`` or the name) → (apiVersion, kind, plural).
+OBJECT_KINDS = {
+    "secrets": ("/api/v1", "v1", "Secret"),
+    "leases": ("/apis/coordination.k8s.io/v1", "coordination.k8s.io/v1", "Lease"),
+    "validatingwebhookconfigurations": (
+        "/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
+    "mutatingwebhookconfigurations": (
+        "/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
+}
+NAMESPACED = {"secrets", "leases"}
+
+
 class _Abort(Exception):
     """Raised inside a streaming body: uvicorn then cuts the connection mid-chunk."""
 
@@ -56,6 +70,31 @@ class FakeCluster:
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     closing: bool = False
     list_gone_once: set[str] = field(default_factory=set)
+    # single objects by (plural, namespace or "", name); writes are recorded for assertions
+    store: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    writes: list[tuple[str, str, str, str]] = field(default_factory=list)  # (verb, plural, ns, name)
+    forbidden: set[tuple[str, str]] = field(default_factory=set)  # (verb, plural) answered 403
+
+    # ------------------------------------------------------------ single objects
+    def put_object(self, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace a single object from the test side (no conflict check)."""
+        with self.lock:
+            return self._store(plural, copy.deepcopy(obj))
+
+    def get_object(self, plural: str, name: str, namespace: str = "") -> dict[str, Any] | None:
+        with self.lock:
+            obj = self.store.get((plural, namespace, name))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def _store(self, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
+        self.rv += 1
+        _, api_version, kind = OBJECT_KINDS[plural]
+        obj.setdefault("apiVersion", api_version)
+        obj.setdefault("kind", kind)
+        meta = obj.setdefault("metadata", {})
+        meta["resourceVersion"] = str(self.rv)
+        self.store[(plural, meta.get("namespace", ""), meta["name"])] = obj
+        return copy.deepcopy(obj)
 
     # ------------------------------------------------------------ test-side mutations
     def put(self, resource: str, obj: dict[str, Any]) -> int:
@@ -168,6 +207,67 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str]) ->
     return StreamingResponse(body(), media_type="application/json")
 
 
+def _object_endpoint(cluster: FakeCluster, plural: str) -> Any:
+    """GET/PUT ``.../NAME`` and POST to the collection, with optimistic concurrency like the real
+    API server: a PUT whose ``metadata.resourceVersion`` is not the stored one gets 409."""
+
+    async def handle(request: Request) -> Response:
+        namespace = request.path_params.get("namespace", "")
+        name = request.path_params.get("name")
+        verb = {"GET": "get", "PUT": "update", "POST": "create"}.get(request.method, request.method.lower())
+        with cluster.lock:
+            cluster.requests.append((request.url.path, {"verb": verb}))
+        if not cluster.available:
+            return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
+        if cluster.token is not None and request.headers.get("authorization") != f"Bearer {cluster.token}":
+            return JSONResponse(_status(401, "Unauthorized", "Unauthorized"), status_code=401)
+        if (verb, plural) in cluster.forbidden:
+            return JSONResponse(_status(403, "Forbidden", f"cannot {verb} {plural}"), status_code=403)
+        with cluster.lock:
+            if verb == "get":
+                obj = cluster.store.get((plural, namespace, name or ""))
+                if obj is None:
+                    return JSONResponse(_status(404, "NotFound", f'{plural} "{name}" not found'), 404)
+                return JSONResponse(obj)
+            try:
+                body = json.loads(await request.body())
+            except ValueError:
+                return JSONResponse(_status(400, "BadRequest", "body is not JSON"), 400)
+            meta = body.setdefault("metadata", {})
+            if namespace:
+                meta["namespace"] = namespace
+            key = (plural, namespace, str(meta.get("name", "")))
+            current = cluster.store.get(key)
+            if verb == "create":
+                if current is not None:
+                    return JSONResponse(_status(409, "AlreadyExists", f'{plural} "{key[2]}" already exists'), 409)
+            elif verb == "update":
+                if meta.get("name") != name:
+                    return JSONResponse(_status(400, "BadRequest", "name in body does not match the URL"), 400)
+                if current is None:
+                    return JSONResponse(_status(404, "NotFound", f'{plural} "{name}" not found'), 404)
+                if meta.get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                    return JSONResponse(_status(409, "Conflict", "the object has been modified; "
+                                                "please apply your changes to the latest version"), 409)
+            else:
+                return JSONResponse(_status(405, "MethodNotAllowed", request.method), 405)
+            stored = cluster._store(plural, body)
+            cluster.writes.append((verb, plural, namespace, key[2]))
+        return JSONResponse(stored, status_code=201 if verb == "create" else 200)
+
+    return handle
+
+
+def _object_routes(cluster: FakeCluster) -> list[Route]:
+    routes = []
+    for plural, (prefix, _, _) in OBJECT_KINDS.items():
+        handler = _object_endpoint(cluster, plural)
+        base = f"{prefix}/namespaces/{{namespace}}/{plural}" if plural in NAMESPACED else f"{prefix}/{plural}"
+        routes.append(Route(base, handler, methods=["POST"]))
+        routes.append(Route(f"{base}/{{name}}", handler, methods=["GET", "PUT"]))
+    return routes
+
+
 def make_app(cluster: FakeCluster) -> Starlette:
     """The ASGI app serving ``cluster``."""
 
@@ -186,4 +286,5 @@ def make_app(cluster: FakeCluster) -> Starlette:
 
         return handle
 
-    return Starlette(routes=[Route(path, endpoint(name)) for name, (path, _, _) in PATHS.items()])
+    routes = [Route(path, endpoint(name)) for name, (path, _, _) in PATHS.items()]
+    return Starlette(routes=routes + _object_routes(cluster))

@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # make `fakeapi` i
 from app.certs import generate_bundle, write_bundle
 from app.inventory import StaticInventory
 from app.server.app import create_app
+from app.server.limits import ConnectionGuard
 from app.server.runner import BackgroundServer
 from app.server.state import ServerState
 from app.server.tls import CertReloader
@@ -67,13 +68,14 @@ def client_context(ca: Path, cert: Path | None = None, key: Path | None = None) 
 
 @pytest.fixture
 def serve(tls_paths: dict[str, Path]) -> Iterator[Callable[..., Served]]:
-    """Start draguard over HTTPS with a given state: ``serve(state, client_ca=None, reload=5.0)``."""
+    """Start draguard over HTTPS with a given state: ``serve(state, client_ca=None, reload=5.0, guard=None)``."""
     running: list[Served] = []
 
     def start(state: ServerState, *, client_ca: Path | None = None, reload: float = 5.0,
-              client_cert: tuple[Path, Path] | None = None, **client_kw: Any) -> Served:
+              client_cert: tuple[Path, Path] | None = None, guard: ConnectionGuard | None = None,
+              **client_kw: Any) -> Served:
         state.tls = CertReloader(tls_paths["cert"], tls_paths["key"], client_ca=client_ca, interval=reload)
-        server = BackgroundServer(create_app(state), ssl_context=state.tls.context).start()
+        server = BackgroundServer(create_app(state), ssl_context=state.tls.context, guard=guard).start()
         cert, key = client_cert or (None, None)
         client = httpx.Client(base_url=server.url, verify=client_context(tls_paths["ca"], cert, key),
                               timeout=10.0, **client_kw)

@@ -4,14 +4,19 @@ admission decisions, and fail-open reviews counted by reason."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
 import yaml
 
+from app.certs import generate_bundle, write_bundle
 from app.inventory import StaticInventory
 from app.review.pipeline import ReviewOptions
 from app.server.state import ServerState
+from app.server.tls import CertReloader
 from app.server.webhook import parse_admission_review, review_call
 from server.conftest import Served
 from server.reviews import admission_review, claim
@@ -82,3 +87,26 @@ def test_search_out_of_budget_is_fail_open(static_inventory: StaticInventory) ->
     assert exhausted.decision == "allowed" and exhausted.fail_open == "SearchDeadline"
     decided = review_call(call, "validate", static_inventory, ReviewOptions(admission=True, deadline_seconds=5))
     assert decided.decision == "denied" and decided.fail_open is None
+
+
+def test_expiry_warning_from_30_days_before(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    def reloader_for(days: int) -> CertReloader:
+        paths = write_bundle(generate_bundle("draguard", "draguard", days=days), tmp_path / str(days))
+        return CertReloader(paths["cert"], paths["key"])
+
+    soon, later = reloader_for(29), reloader_for(31)
+    assert later.expiry_warning() is None and later.status()["expiryWarning"] is None
+    warning = soon.expiry_warning()
+    assert warning is not None and "expires in 29.0 days" in warning
+    assert soon.status()["expiryWarning"] == warning
+    with caplog.at_level(logging.WARNING, logger="draguard.tls"):
+        assert soon.warn_if_expiring() == warning
+        soon.warn_if_expiring()  # once an hour, not on every poll
+    assert [r.getMessage() for r in caplog.records].count(caplog.records[0].getMessage()) == 1
+    assert ServerState(tls=soon).stats()["cert_expiring"] is True
+    assert ServerState(tls=later).stats()["cert_expiring"] is False
+
+
+def test_expiry_warning_gauge(serve: Callable[..., Served]) -> None:
+    text = serve(ServerState()).client.get("/metrics").text  # the test certificate lasts 2 days
+    assert "draguard_certificate_expiry_warning 1.0" in text

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.k8s.features import DEFAULT_TARGET, FeatureGateError, Target, parse_feature_gates, parse_target, parse_version
+from app.k8s.features import (
+    DEFAULT_TARGET,
+    FeatureGateError,
+    Target,
+    parse_feature_gates,
+    parse_target,
+    parse_version,
+)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,93 @@
+"""Get, create and replace single Kubernetes objects — the little REST the self-managed
+certificate mode needs (its Secret, its Lease, its two webhook configurations).
+
+Why not a client library: three verbs on four kinds, over the same httpx client and credentials
+the live inventory uses (:func:`app.inventory.kube.make_client`).  Updates are full ``PUT``\\ s
+carrying the ``resourceVersion`` that was read, so a concurrent writer produces
+:class:`Conflict` (HTTP 409) instead of a lost update; the caller re-reads and decides again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import httpx
+
+__all__ = ["Conflict", "ObjectApiError", "ObjectClient", "object_path"]
+
+_PREFIXES = {
+    "secrets": ("/api/v1", True),
+    "leases": ("/apis/coordination.k8s.io/v1", True),
+    "validatingwebhookconfigurations": ("/apis/admissionregistration.k8s.io/v1", False),
+    "mutatingwebhookconfigurations": ("/apis/admissionregistration.k8s.io/v1", False),
+}
+
+
+class ObjectApiError(Exception):
+    """The API server refused a request (status and its message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+
+
+class Conflict(ObjectApiError):
+    """409: someone else wrote the object first (or it already exists)."""
+
+
+def object_path(plural: str, namespace: str, name: str | None = None) -> str:
+    """The URL path of a collection (``name=None``) or of one object."""
+    prefix, namespaced = _PREFIXES[plural]
+    base = f"{prefix}/namespaces/{namespace}/{plural}" if namespaced else f"{prefix}/{plural}"
+    return f"{base}/{name}" if name else base
+
+
+def _raise(resp: httpx.Response) -> None:
+    if resp.status_code < 300:
+        return
+    message = resp.reason_phrase
+    with contextlib.suppress(ValueError, AttributeError):
+        body = resp.json()
+        if isinstance(body, dict) and body.get("message"):
+            message = str(body["message"])
+    if resp.status_code == 409:
+        raise Conflict(409, message)
+    raise ObjectApiError(resp.status_code, message)
+
+
+def _json_object(resp: httpx.Response) -> dict[str, Any]:
+    try:
+        body = resp.json()
+    except ValueError as exc:
+        raise ObjectApiError(resp.status_code, "answer is not JSON") from exc
+    if not isinstance(body, dict):
+        raise ObjectApiError(resp.status_code, "answer is not a JSON object")
+    return body
+
+
+class ObjectClient:
+    """Single-object verbs over an ``httpx.AsyncClient`` whose base URL is the API server."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def get(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object, or None when it does not exist."""
+        resp = await self.client.get(object_path(plural, namespace, name))
+        if resp.status_code == 404:
+            return None
+        _raise(resp)
+        return _json_object(resp)
+
+    async def create(self, plural: str, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
+        resp = await self.client.post(object_path(plural, namespace), json=obj)
+        _raise(resp)
+        return _json_object(resp)
+
+    async def replace(self, plural: str, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """PUT ``obj`` (with the ``resourceVersion`` it was read at); :class:`Conflict` on a race."""
+        name = str(obj["metadata"]["name"])
+        resp = await self.client.put(object_path(plural, namespace, name), json=obj)
+        _raise(resp)
+        return _json_object(resp)
