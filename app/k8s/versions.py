@@ -79,7 +79,7 @@ def unsupported_version_message(api_version: object, kind: str) -> str:
 # ---------------------------------------------------------------------------- defaulting
 def v1beta1_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """v1beta1's own defaulting, on a deep copy (``pkg/apis/resource/v1beta1/defaults.go``)."""
-    out = deep_copy(obj)
+    out: dict[str, Any] = deep_copy(obj)
     for request in _claim_requests(kind, out):
         if isinstance(request.get("deviceClassName"), str) and request["deviceClassName"]:
             _default_mode_and_count(request)
@@ -123,7 +123,7 @@ def _claim_requests(kind: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------- conversion
 def v1beta1_to_v1(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """Convert a (strictly decoded, defaulted) v1beta1 object to the v1 shape, on a copy."""
-    out = deep_copy(obj)
+    out: dict[str, Any] = deep_copy(obj)
     out["apiVersion"] = V1
     if kind == "ResourceSlice":
         spec = out.get("spec")
