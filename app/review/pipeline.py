@@ -124,7 +124,8 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
     if note.reason == Reason.UNSATISFIABLE and options.unsatisfiable == "warn":
         severity = Severity.WARNING
     line, col = _at(doc, ref, note.path)
-    return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col)
+    return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col,
+                              brief=note.brief)
 
 
 def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options: ReviewOptions) -> list[Finding]:

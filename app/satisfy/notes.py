@@ -45,6 +45,7 @@ def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]
                             f'request "{alt.display}": {asked} of {name} will consume {shown_amount} (the devices\' request policy rounds it up)',
                             alt.path.child("capacity").child("requests").key(name),
                             Severity.WARNING,
+                            brief=f'{asked}→{shown_amount} {name} for request "{alt.display}" (policy rounds up)',
                         )
                     )
             defaults: dict[str, set[str]] = {}
@@ -66,6 +67,7 @@ def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]
                         f'request "{alt.display}": {key} is not requested, so the request policy default {shown} will be consumed',
                         alt.path,
                         Severity.INFO,
+                        brief=f'{shown} {key} for request "{alt.display}", the policy default (none requested)',
                     )
                 )
     return notes
