@@ -24,13 +24,25 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.inventory import Inventory, build_inventory
-from app.k8s.decode import CHECKED_KINDS, Document
-from app.k8s.features import DEFAULT_TARGET, Target
-from app.k8s.field import FieldError, Path
-from app.k8s.finding import Finding, Note, ObjectRef, Reason, Severity
-from app.k8s.models import ResourceClaim, ResourceClaimTemplate
-from app.k8s.structure import Structural, decode_object, to_internal_shape
-from app.k8s.versions import source_path
+from app.k8s import (
+    CHECKED_KINDS,
+    DEFAULT_TARGET,
+    Document,
+    FieldError,
+    Finding,
+    Note,
+    ObjectRef,
+    Path,
+    Reason,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    Severity,
+    Structural,
+    Target,
+    decode_object,
+    source_path,
+    to_internal_shape,
+)
 from app.review.mutate import default_fill_patch
 from app.satisfy import check_claim_spec
 from app.validation import ValidationContext, ValidationResult, validate, validate_update

@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from app.inventory import InventorySource
-from app.k8s.decode import decode_bytes
-from app.k8s.features import FeatureGateError, parse_target
-from app.report.render import FORMATS, Format, render
-from app.review.pipeline import ReviewOptions, review_documents
+from app.k8s import FeatureGateError, decode_bytes, parse_target
+from app.report import FORMATS, Format, render
+from app.review import ReviewOptions, review_documents
 
 __all__ = ["BODY_NAME", "LintResult", "lint_bytes", "options_for_query", "parse_format"]
 
