@@ -55,7 +55,6 @@ from app.k8s.golang import (
 from app.k8s.models import (
     DRA_API_VERSIONS,
     KIND_MODELS,
-    AdmissionReview,
     AllocatedDeviceStatus,
     AllocationResult,
     CapacityRequestPolicy,
@@ -115,7 +114,6 @@ __all__ = [
     "MAX_DOCUMENTS",
     "OMIT",
     "UINT64_MAX",
-    "AdmissionReview",
     "AllocatedDeviceStatus",
     "AllocationResult",
     "CELDeviceSelector",

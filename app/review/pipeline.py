@@ -52,7 +52,6 @@ __all__ = [
 ]
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
-CLAIM_KINDS = NAMESPACED_KINDS
 INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
 
 
@@ -341,7 +340,7 @@ def review_admission(
     if operation == "UPDATE" and old_obj is not None and kind in CHECKED_KINDS:
         old_model = decode_object(kind, dict(old_obj)).model
     checked = _decode_and_validate(doc, ctx, opts, old=old_model)
-    is_update_of_claim = operation == "UPDATE" and kind in CLAIM_KINDS
+    is_update_of_claim = operation == "UPDATE" and kind in NAMESPACED_KINDS
     if operation == "CREATE" or (operation == "UPDATE" and not is_update_of_claim):
         _satisfiability(checked, inventory, inventory_problem, opts)
     if operation == "CREATE" and opts.mutate:
