@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from realapi import require, run
 
 from app.k8s import parse_target
-from realapi import require, run
 
 from .compare import compare_run, normalize
 
