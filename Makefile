@@ -14,7 +14,8 @@ all: test
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
+	sed -e '/^ *--hash/d' -e 's/ *\\$$//' requirements.lock > $(VENV)/constraints.txt  # pins without hashes: pip refuses hashes next to an editable install
+	$(BIN)/pip install --quiet -c $(VENV)/constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
