@@ -1,8 +1,8 @@
 """The Kubernetes DRA CEL environment for device selectors.
 
 Parsing uses cel-python's grammar; type checking, cost estimation and result caching are
-draguard's own and engine-independent; evaluation runs on cel-python's evaluator by default,
-behind the thin interface of :mod:`app.cel.engines` (``DRAGUARD_CEL_ENGINE=celpy|compiled``).
+draguard's own and engine-independent; evaluation runs on cel-python's evaluator, behind the
+thin interface of :mod:`app.cel.engines`.
 
 Public interface (other draguard modules code against exactly this):
 

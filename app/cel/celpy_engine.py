@@ -15,11 +15,11 @@ live here — never in the callers:
   cross-type numeric comparisons (``1 < 1.5``), heterogeneous ``==`` (``"a" == 1`` is false),
   cel-go's messages (``no such key: model``, ``no such overload: …``) and the Kubernetes
   Quantity/Semver/strings/lists/sets libraries with one implementation shared with the
-  compiled engine.  Library failures come back as CEL error *values* (a
+  type checker's declarations (:mod:`app.cel.library`).  Library failures come back as CEL error *values* (a
   :class:`celpy.evaluation.CELEvalError` subclass), so ``&&``/``||`` can absorb them; any
   other Python exception is carried past cel-python's ``except TypeError/ValueError``
-  handlers (which would relabel it ``no such overload``) and re-raised, exactly like the
-  compiled engine lets it escape;
+  handlers (which would relabel it ``no such overload``) and re-raised, so :class:`~app.cel.CompiledSelector` reports it
+  as an internal error instead of a wrong verdict;
 * **an Evaluator subclass** (:class:`_K8sEvaluator`) that overrides only what cel-python gets
   wrong: left-to-right short-circuit ``&&``/``||``/``?:`` with cel-go's error absorption,
   field selection on maps (``no such key: <id>``), ``has()``, map literals (repeated keys),
@@ -31,20 +31,26 @@ live here — never in the callers:
 * **the runtime cost limit**: when the static estimate does not already prove the selector
   cheap, :class:`_CountingEvaluator` charges cel-go-like costs per visited node (1 per
   identifier/selection/index/call/operator, 10 per list literal, 30 per map literal, 3 per
-  comprehension iteration — the same units the compiled engine charges) and stops with
+  comprehension iteration — the units of cel-go's runtime cost, which the test oracle charges too) and stops with
   ``operation cancelled: actual cost limit exceeded`` past 1,000,000 (cel.md §7).
 
-Routed to the compiled engine (decided once, at compile time, from the syntax tree; see
-:func:`routing_reason`) — only constructs cel-python cannot evaluate at all:
+Constructs cel-python has no evaluation for, evaluated by the same subclass so that no second
+engine is needed:
 
-* ``cel.bind(v, init, body)`` — cel-python has no ``ext.Bindings`` (``undeclared reference to
-  'bind'``);
-* two-variable comprehensions (``m.all(k, v, …)``, ``transformList``, ``transformMap``) —
-  cel-python raises a raw ``ValueError`` on them;
-* leading-dot function calls (``.size(x)``) — cel-python's ``dot_ident_arg`` is unimplemented;
-* trees nested deeper than :data:`MAX_CELPY_DEPTH` — cel-python's evaluator recurses several
-  Python frames per tree level and would exhaust the interpreter's recursion limit (cel-python
-  itself raises that limit process-wide in ``Environment()``; draguard never does).
+* ``cel.bind(v, init, body)`` (cel-python has no ``ext.Bindings``): ``init`` is evaluated once,
+  before ``body``, in a scope where ``v`` names it — the same order and cost (10) as cel-go's
+  comprehension-based expansion; an error value from ``init`` is the result;
+* two-variable comprehensions (``m.all(k, v, …)``, ``exists``, ``existsOne``, ``transformList``,
+  ``transformMap``; cel-python raises a raw ``ValueError``): the one-variable macro loop with
+  (index, element) for lists and (key, value) for maps;
+* leading-dot function calls (``.size(x)``; cel-python's ``dot_ident_arg`` is unimplemented):
+  a call in the root namespace, like the plain call.
+
+Not evaluated: trees nested deeper than :data:`MAX_CELPY_DEPTH` — cel-python's evaluator recurses
+several Python frames per tree level and would exhaust the interpreter's recursion limit
+(cel-python itself raises that limit process-wide in ``Environment()``; draguard never does).
+:func:`unsupported_reason` says so at compile time and the selector becomes an ``unsupported``
+compile failure: a ``SelectorNotChecked`` warning and ``SatisfiabilityUnknown``, never a rejection.
 
 Caching and speed: a device is converted to ``celtypes`` lazily, on its first real evaluation,
 and the conversion is kept on :attr:`CelDevice.engine_value`; selectors answered from the
@@ -71,7 +77,7 @@ import lark
 from celpy import celtypes
 from celpy.evaluation import Activation, CELEvalError, Evaluator, Result
 
-from app.cel import ast as A
+from app.cel.cost import COST_LIMIT
 from app.cel.device import CelDevice
 from app.cel.errors import EvalError
 from app.cel.library import FUNCTIONS
@@ -79,11 +85,9 @@ from app.cel.parser import read_literal
 from app.cel.values import DefaultMap, TypeValue, UInt, go_type_name, no_overload, type_name
 
 __all__ = [
-    "COST_LIMIT", "MAX_CELPY_DEPTH", "CelpyProgram", "device_value", "prepare", "routing_reason", "run", "to_cel",
-    "to_py",
+    "MAX_CELPY_DEPTH", "CelpyProgram", "device_value", "prepare", "run", "to_cel", "to_py", "unsupported_reason",
 ]
 
-COST_LIMIT = 1_000_000
 MAX_CELPY_DEPTH = 96  # surviving tree levels; ~6 Python frames each inside cel-python's evaluator
 
 BoolType = celtypes.BoolType
@@ -307,6 +311,22 @@ _BINARY = {
     "multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_",
 }
 _ONE_VAR_MACROS = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter"})
+_TWO_VAR_QUANTIFIERS = frozenset({"all", "exists", "exists_one", "existsOne"})
+_TRANSFORMS = frozenset({"transformList", "transformMap"})
+_BIND_COST = 10  # cel-go charges a cel.bind like a comprehension's accumulator set-up
+
+
+def _macro_vars(name: str, nargs: int) -> int:
+    """How many iteration variables the macro call ``name`` with ``nargs`` arguments has (0: not a macro).
+
+    The same expansion rules as the parser's (:func:`app.cel.parser`), which already rejected
+    macro calls whose variables are not simple names.
+    """
+    if (name in _ONE_VAR_MACROS and nargs == 2) or (name == "map" and nargs == 3):
+        return 1
+    if (name in _TWO_VAR_QUANTIFIERS and nargs == 3) or (name in _TRANSFORMS and nargs in (3, 4)):
+        return 2
+    return 0
 
 
 def _skip(t: Any) -> Any:
@@ -346,7 +366,7 @@ def _ident_name(t: Any) -> str | None:
 
 
 def _node_cost(t: lark.Tree[Any]) -> int:
-    """Runtime cost of visiting ``t`` (cel-go units, as the compiled engine charges them)."""
+    """Runtime cost of visiting ``t`` (cel-go units, as the test oracle charges them)."""
     d = t.data
     if d in ("member_dot", "member_dot_arg", "member_index"):
         return 1
@@ -359,17 +379,10 @@ def _node_cost(t: lark.Tree[Any]) -> int:
     return 0
 
 
-def routing_reason(root: A.Expr, tree: lark.Tree[Any]) -> str | None:
-    """Why cel-python cannot evaluate this expression at all (→ compiled engine), or None."""
-    for node in A.walk(root):
-        if isinstance(node, A.Bind):
-            return "cel.bind is not implemented by cel-python"
-        if isinstance(node, A.Comp) and node.var2 is not None:
-            return "two-variable comprehensions are not implemented by cel-python"
-    if any(True for _ in tree.find_data("dot_ident_arg")):
-        return "leading-dot function calls are not implemented by cel-python"
+def unsupported_reason(tree: lark.Tree[Any]) -> str | None:
+    """Why cel-python's evaluator cannot run this expression at all, or None (decided once, at compile time)."""
     if _depth(tree) > MAX_CELPY_DEPTH:
-        return f"nesting deeper than {MAX_CELPY_DEPTH} levels exceeds cel-python's recursive evaluator"
+        return f"nests deeper than {MAX_CELPY_DEPTH} levels, more than draguard's CEL evaluator can run"
     return None
 
 
@@ -477,7 +490,7 @@ class _K8sEvaluator(Evaluator):
                 return self.ident_value(name)
             except KeyError:
                 return _KErr(f"undeclared reference to '{name}' (in container '')")
-        if d == "ident_arg":
+        if d in ("ident_arg", "dot_ident_arg"):  # `.f(x)` is a call in the root namespace, as `f(x)`
             name_token = cast(lark.Token, child.children[0])
             args = list(child.children[1].children) if len(child.children) > 1 else []
             if name_token.value == "has":
@@ -588,9 +601,12 @@ class _K8sEvaluator(Evaluator):
         member_tree, tok = ch[0], cast(lark.Token, ch[1])
         name = str(tok)
         args = list(ch[2].children) if len(ch) > 2 else []
-        if (name in _ONE_VAR_MACROS and len(args) == 2) or (name == "map" and len(args) == 3):
-            return self._macro(name, member_tree, args)
+        nvars = _macro_vars(name, len(args))
+        if nvars:
+            return self._macro(name, member_tree, args, nvars)
         ns = _ident_name(member_tree)
+        if ns == "cel" and name == "bind" and len(args) == 3:
+            return self._bind(args)
         if ns is not None and ns not in self.variables:
             qualified = _FUNCS.get(f"{ns}.{name}")  # sets.contains(...): a namespaced global function
             if qualified is not None:
@@ -599,31 +615,56 @@ class _K8sEvaluator(Evaluator):
         values = [self.visit(a) for a in args]
         return self.method_eval(member, tok, values)
 
-    def _items(self, rng: Any) -> Iterable[Any] | _KErr:
+    def _bind(self, args: list[Any]) -> Any:
+        """``cel.bind(var, init, body)``: ``init`` once, then ``body`` with ``var`` naming it."""
+        self._charge(_BIND_COST - 1)  # the call node itself already cost 1
+        var = _ident_name(args[0])
+        assert var is not None  # the parser accepted the macro, so its variable is an identifier
+        init = self.visit(args[1])
+        if isinstance(init, CELEvalError):
+            return init
+        sub = self._sub()
+        sub.variables[var] = init
+        return sub.visit(args[2])
+
+    def _items(self, rng: Any, nvars: int) -> Iterable[Any] | _KErr:
+        """One-variable: list elements / map keys; two-variable: (index, element) / (key, value)."""
         if isinstance(rng, ListType):
-            return rng
+            return rng if nvars == 1 else [(int.__new__(IntType, i), x) for i, x in enumerate(rng)]
         if isinstance(rng, MapType):
-            return list(rng)
+            return list(rng) if nvars == 1 else list(rng.items())
         return _KErr(f"got '{go_type_name(to_py(rng))}', expected iterable type")
 
-    def _macro(self, name: str, member_tree: Any, args: list[Any]) -> Any:
+    def _macro(self, name: str, member_tree: Any, args: list[Any], nvars: int) -> Any:
         rng = self.visit(member_tree)
         if isinstance(rng, CELEvalError):
             return rng
-        items = self._items(rng)
+        items = self._items(rng, nvars)
         if isinstance(items, _KErr):
             return items
-        var = _ident_name(args[0])
-        assert var is not None  # the parser accepted the macro, so its variable is an identifier
+        names = [_ident_name(a) for a in args[:nvars]]
+        assert None not in names  # the parser accepted the macro, so its variables are identifiers
         sub = self._sub()
         scope = sub.variables
-        pred = args[1]
+        if nvars == 1:
+            var = cast(str, names[0])
+
+            def assign(item: Any) -> None:
+                scope[var] = item
+        else:
+            first, second = cast(list[str], names)
+
+            def assign(item: Any) -> None:
+                scope[first], scope[second] = item
+
+        bodies = args[nvars:]
+        pred = bodies[0]
         if name in ("all", "exists"):
             decisive = name == "exists"
             err: Result | None = None
             for item in items:
                 self._charge(3)
-                scope[var] = item
+                assign(item)
                 v = sub.visit(pred)
                 if type(v) is BoolType:
                     if bool(v) is decisive:
@@ -637,7 +678,7 @@ class _K8sEvaluator(Evaluator):
             n = 0
             for item in items:
                 self._charge(3)
-                scope[var] = item
+                assign(item)
                 v = sub.visit(pred)
                 if type(v) is BoolType:
                     n += bool(v)
@@ -646,14 +687,20 @@ class _K8sEvaluator(Evaluator):
                 else:
                     return _type_error("_?_:_", v)
             return TRUE if n == 1 else FALSE
-        out = ListType()
-        transform = args[-1]
-        has_filter = name == "filter" or len(args) == 3
+        return self._collect(name, items, assign, sub, bodies)
+
+    def _collect(
+        self, name: str, items: Iterable[Any], assign: Callable[[Any], None], sub: _K8sEvaluator, bodies: list[Any]
+    ) -> Any:
+        """``filter``, ``map`` and the two-variable ``transformList`` / ``transformMap``."""
+        out: Any = MapType() if name == "transformMap" else ListType()
+        transform = bodies[-1]
+        has_filter = name == "filter" or len(bodies) == 2
         for item in items:
             self._charge(3)
-            scope[var] = item
+            assign(item)
             if has_filter:
-                keep = sub.visit(pred)
+                keep = sub.visit(bodies[0])
                 if isinstance(keep, CELEvalError):
                     return keep
                 if type(keep) is not BoolType:
@@ -666,7 +713,10 @@ class _K8sEvaluator(Evaluator):
             t = sub.visit(transform)
             if isinstance(t, CELEvalError):
                 return t
-            out.append(t)
+            if name == "transformMap":
+                out[item[0]] = t
+            else:
+                out.append(t)
         return out
 
 

@@ -36,7 +36,9 @@ from app.cel import types as T
 from app.cel.typecheck import Checked
 from app.k8s.golang import UINT64_MAX
 
-__all__ = ["INF", "estimate_cost"]
+__all__ = ["COST_LIMIT", "INF", "estimate_cost"]
+
+COST_LIMIT = 1_000_000  # Kubernetes' per-expression limit, static (estimate) and at run time
 
 INF = UINT64_MAX  # cel-go counts cost in uint64 and saturates there
 MAX_ENTRIES = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice

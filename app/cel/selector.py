@@ -1,9 +1,9 @@
 """``compile_selector`` / ``CompiledSelector.evaluate``: the public face of the DRA CEL engine.
 
 Pipeline: length limit → parse (cel-python's grammar) → type check → result-type check → cost
-estimate → engine ``prepare`` (:mod:`app.cel.engines`; cel-python's evaluator by default).  Each
-step produces the API server's message on failure; everything before the engine is
-engine-independent, so both engines accept and reject exactly the same selectors.
+estimate → engine ``prepare`` (:mod:`app.cel.engines`; cel-python's evaluator).  Each step
+produces the API server's message on failure; everything before the engine is
+engine-independent, so the test oracle accepts and rejects exactly the same selectors.
 
 Speed model (why it is fast enough for 10,000-device inventories):
 
@@ -39,11 +39,10 @@ from typing import Any
 
 from app.cel import ast as A
 from app.cel import types as T
-from app.cel.cost import estimate_cost
+from app.cel.cost import COST_LIMIT, estimate_cost
 from app.cel.device import CelDevice
-from app.cel.engines import Engine, ProgramSource, default_engine
+from app.cel.engines import Engine, ProgramSource, UnsupportedExpression, default_engine
 from app.cel.errors import CelRuntimeError, CompileFailure, EvalError, format_error
-from app.cel.evaluator import COST_LIMIT
 from app.cel.parser import ParseError, parse_with_tree
 from app.cel.typecheck import check
 from app.cel.values import type_name
@@ -317,6 +316,8 @@ def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = 
     cost = estimate_cost(root, checked)
     try:
         prepared = engine.prepare(ProgramSource(expression, root, checked, tree, counting=cost > COST_LIMIT))
+    except UnsupportedExpression as e:
+        return CompileFailure("unsupported", f"the expression {e.reason}; the selector was not checked")
     except RecursionError:
         return CompileFailure("unsupported", "the expression nests too deeply for draguard to evaluate; not checked")
     selector = _HintingSelector(expression, engine, prepared, cost, _read_set(root))

@@ -1,4 +1,5 @@
-"""Run every test in tests/cel once per evaluation engine (cel-python's evaluator and the compiled one)."""
+"""Run every test in tests/cel once per evaluation engine: production's cel-python evaluator and the
+oracle (``oracle.py``), so that every expectation is checked on two independent evaluators."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.cel.engines import ENGINES, set_default_engine
 from app.cel.selector import clear_caches
+
+from .oracle import ENGINES, set_default_engine
 
 
 @pytest.fixture(params=sorted(ENGINES), autouse=True)

@@ -1,4 +1,4 @@
-"""Differential tests: cel-python's evaluator (the default engine) against the compiled engine.
+"""Differential tests: cel-python's evaluator (production's engine) against the oracle (``oracle.py``).
 
 Both engines sit behind the same parser, type checker, cost estimate and caches, so every
 selector must give the *same* ``evaluate`` result on both — the same bool, or the same
@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from app.cel import CelRuntimeError, CompiledSelector, CompileFailure, make_device
-from app.cel.celpy_engine import MAX_CELPY_DEPTH
+from app.cel.celpy_engine import MAX_CELPY_DEPTH, CelpyProgram
 from app.cel.device import CelDevice
-from app.cel.engines import ENGINES, Routed, set_default_engine
 from app.cel.errors import EvalError
 from app.cel.selector import _compile, clear_caches
 from app.k8s.quantity import parse_quantity
 
 from .helpers import value
+from .oracle import ENGINES, set_default_engine
 
 G = 'device.attributes["gpu.example.com"]'
 C = 'device.capacity["gpu.example.com"]'
@@ -113,10 +113,16 @@ SELECTORS = [
     f'[1, 2].exists(x, {G}.nope == x)', f'[1, 2].exists(x, x == 2 || {G}.nope == x)',
     f'[1, 2].all(x, {G}.nope == x || x > 0)', f'{G}.all(k, {G}[k] != "zzz")', "[0, 1].exists(x, 1 / x == 1)",
     'device.capacity.all(d, device.capacity[d].all(k, device.capacity[d][k].isGreaterThan(quantity("0"))))',
-    # routed to the compiled engine
+    # what cel-python has no evaluation for, evaluated by draguard's evaluator subclass
     f'cel.bind(a, {G}, a.index > 1 && a.model == "a100")', f'{G}.all(k, v, k != "" && v != "zzz")',
     '[1, 2].transformList(i, v, i + v).sum() == 4', ".size(device.driver) > 0",
-    " && ".join([f'{G}.index != {i}' for i in range(MAX_CELPY_DEPTH + 5)]),
+    f'cel.bind(a, {G}.nope, true)', f'cel.bind(a, {G}.nope, true) || true', 'cel.bind(a, 1, cel.bind(b, a + 1, b == 2))',
+    f'cel.bind(x, {G}.index, [1, 2].exists(y, y == x))', f'{G}.exists(k, v, v == "a100")', f'{G}.existsOne(k, v, k == "index")',
+    f'{G}.exists_one(k, v, v == true)', f'[{G}.index, 4].all(i, v, v > i)', f'[1, 2, 3].exists(i, v, i == {G}.index)',
+    f'{G}.transformList(k, v, k).size() == {G}.size()', f'{G}.transformList(k, v, k.startsWith("m"), v).size() == 1',
+    f'{G}.transformMap(k, v, k.size()).size() >= 1', f'{{"a": 1, "b": 2}}.transformMap(k, v, v > 1, v * {G}.index)["b"] == 6',
+    f'[1, 2].transformMap(i, v, v / {G}.index)[0] == 0', f'{G}.all(k, v, {G}.nope == v)', f'{G}.index.all(i, v, true)',
+    '.int("1") == 1', f'.size({G}) > 0',
 ]
 
 # (selector, device name) → why the engines legitimately disagree.  Entries become xfail(strict).
@@ -185,21 +191,23 @@ def test_engines_agree_on_values(expr: str) -> None:
     assert got["celpy"] == got["compiled"]
 
 
-def test_routing_is_decided_at_compile_time() -> None:
+def test_celpy_runs_bind_two_variable_comprehensions_and_leading_dot_calls_itself() -> None:
+    """No construct is handed to a second engine: production has one evaluator."""
     celpy = ENGINES["celpy"]
-    routed = {
-        f"cel.bind(a, {G}, a.index > 1)": "cel.bind",
-        f"{G}.all(k, v, v != 1)": "two-variable comprehensions",
-        ".size(device.driver) > 0": "leading-dot",
-        " && ".join(["true"] * (MAX_CELPY_DEPTH + 5)): "nesting deeper",
-    }
-    for expr, why in routed.items():
+    for expr in (f"cel.bind(a, {G}, a.index > 1)", f"{G}.all(k, v, v != 1)", ".size(device.driver) > 0",
+                 f'{G}.model == "a100"', "[1].transformMap(i, v, v + i)[0] == 1"):
         sel = _compile(expr, True, celpy)
-        assert isinstance(sel, CompiledSelector)
-        assert isinstance(sel._prepared, Routed) and why in sel._prepared.reason
-    for expr in (f'{G}.model == "a100"', f'{G}.all(k, k != "")', 'sets.contains([1], [1])'):
-        sel = _compile(expr, True, celpy)
-        assert isinstance(sel, CompiledSelector) and not isinstance(sel._prepared, Routed)
+        assert isinstance(sel, CompiledSelector) and isinstance(sel._prepared, CelpyProgram), expr
+
+
+def test_a_tree_too_deep_for_cel_python_is_not_checked_rather_than_rejected() -> None:
+    celpy = ENGINES["celpy"]
+    deep = " && ".join([f"{G}.index != {i}" for i in range(MAX_CELPY_DEPTH + 5)])
+    failure = _compile(deep, True, celpy)
+    assert isinstance(failure, CompileFailure) and failure.kind == "unsupported"
+    assert f"nests deeper than {MAX_CELPY_DEPTH} levels" in failure.message and "not checked" in failure.message
+    shallow = " && ".join([f"{G}.index != {i}" for i in range(MAX_CELPY_DEPTH - 10)])
+    assert isinstance(_compile(shallow, True, celpy), CompiledSelector)
 
 
 def test_celpy_converts_devices_lazily_and_once() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from test_robustness import CLAIM, INVENTORY, INVENTORY_OBJECTS
 
 from app.k8s.decode import decode_text
@@ -153,10 +154,16 @@ def test_invalid_linted_slices_are_not_merged() -> None:
     assert any(f.kind == "ResourceSlice" and f.severity is Severity.ERROR for f in review.findings)
 
 
-def test_selector_draguard_cannot_evaluate_is_allowed_with_warnings() -> None:
+_TOO_DEEP_FOR_CEL_PYTHON = " && ".join(f'device.attributes["gpu.example.com"].index != {i}' for i in range(110))
+
+
+@pytest.mark.parametrize(
+    "expression", ['device.attributes["gpu.example.com"].?model.orValue("") == "x"', _TOO_DEEP_FOR_CEL_PYTHON]
+)
+def test_selector_draguard_cannot_evaluate_is_allowed_with_warnings(expression: str) -> None:
     obj = claim_asking("10Gi")
     exactly = obj["spec"]["devices"]["requests"][0]["exactly"]
-    exactly["selectors"] = [{"cel": {"expression": 'device.attributes["gpu.example.com"].?model.orValue("") == "x"'}}]
+    exactly["selectors"] = [{"cel": {"expression": expression}}]
     review = admit(obj)
     assert not review.denied
     assert ("SelectorNotChecked", "warning") in reasons(review)

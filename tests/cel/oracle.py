@@ -1,23 +1,18 @@
-"""The ``compiled`` engine: turn a checked tree into Python closures and run it with cel-go semantics.
+"""The differential-testing oracle: an independent CEL evaluator that compiles a checked tree into
+Python closures and runs it with cel-go semantics.
 
-Not the default: the product runs selectors on cel-python's evaluator
-(:mod:`app.cel.celpy_engine`, selected in :mod:`app.cel.engines`).  This engine is kept as
-
-* the differential-testing oracle (``tests/cel/test_engine_differential.py`` runs both engines on
-  the same corpus and requires identical results), and
-* the evaluator for the few constructs cel-python cannot evaluate at all (``cel.bind``,
-  two-variable comprehensions, leading-dot calls, very deep trees), which the cel-python engine
-  routes here at compile time.
-
-Closures compiled once per expression run common selectors in about a microsecond.
+Not production code: draguard evaluates selectors with cel-python's evaluator only
+(:mod:`app.cel.celpy_engine`).  This closure compiler was written independently from the same
+semantics, so running both on one corpus (``tests/cel/test_engine_differential.py``, and every
+test under ``tests/cel`` through ``conftest.py``) catches a cel-python quirk that slipped past the
+adapters.  It plugs into the same pipeline (parser, type checker, cost estimate, caches) through
+the engine interface: :class:`OracleEngine`, swapped in with :func:`app.cel.engines.use_engine`.
 
 Evaluation state is a per-call ``frame`` list (slot 0: the running cost, slot 1: the device,
-further slots: comprehension / ``cel.bind`` variables, allocated lexically at compile time),
-so a compiled program holds no mutable state and can be shared between threads.
-
+further slots: comprehension / ``cel.bind`` variables, allocated lexically at compile time).
 Runtime cost: when the static estimate already bounds the cost below the limit, counting is
-skipped (it could never trigger).  Otherwise every node adds its cel-go cost to ``frame[0]``
-and evaluation stops with ``operation cancelled: actual cost limit exceeded`` past 1,000,000.
+skipped; otherwise every node adds its cel-go cost to ``frame[0]`` and evaluation stops with
+``operation cancelled: actual cost limit exceeded`` past 1,000,000.
 """
 
 from __future__ import annotations
@@ -28,15 +23,16 @@ from typing import Any
 
 from app.cel import ast as A
 from app.cel import types as T
+from app.cel.cost import COST_LIMIT
 from app.cel.device import CelDevice
+from app.cel.engines import Engine, ProgramSource, default_engine, use_engine
 from app.cel.errors import EvalError
 from app.cel.library import FUNCTIONS
 from app.cel.typecheck import DEVICE_FIELDS, Checked
 from app.cel.values import TypeValue, go_type_name, no_overload, type_name
 
-__all__ = ["COST_LIMIT", "Program", "compile_program"]
+__all__ = ["ENGINES", "ORACLE", "PRODUCTION", "OracleEngine", "Program", "compile_program", "set_default_engine"]
 
-COST_LIMIT = 1_000_000
 Frame = list[Any]
 Fn = Callable[[Frame], Any]
 
@@ -383,3 +379,25 @@ def compile_program(root: A.Expr, checked: Checked, counting: bool) -> Program:
     fn = c.compile(root)
     return Program(fn, c.next_slot)
 
+
+class OracleEngine:
+    """The oracle behind :class:`app.cel.engines.Engine`'s interface."""
+
+    name = "compiled"
+
+    def prepare(self, program: ProgramSource) -> Program:
+        return compile_program(program.root, program.checked, counting=program.counting)
+
+    def run(self, prepared: Program, device: CelDevice) -> Any:
+        return prepared.run(device)
+
+
+ORACLE = OracleEngine()
+PRODUCTION = default_engine()
+ENGINES: dict[str, Engine] = {PRODUCTION.name: PRODUCTION, ORACLE.name: ORACLE}
+"""Both engines by name: production's cel-python engine and this oracle."""
+
+
+def set_default_engine(name: str | None) -> None:
+    """Compile new selectors with the engine called ``name``; ``None``: production's again."""
+    use_engine(None if name is None else ENGINES[name])
