@@ -83,5 +83,6 @@ class ServerState:
         if self.tls is not None:
             out["cert_not_after"] = self.tls.not_after_ts
             out["cert_reloads"] = self.tls.reloads
+            out["cert_reload_failures"] = dict(self.tls.failures)
             out["cert_expiring"] = self.tls.expiry_warning() is not None
         return out
