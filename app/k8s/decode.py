@@ -14,13 +14,16 @@ Documents of kinds draguard does not check (Deployments, ConfigMaps…) are kept
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from app.k8s.fastyaml import fast_yaml_documents
 from app.k8s.finding import Finding, Reason, Severity
+from app.k8s.jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
 
 __all__ = [
     "CHECKED_KINDS",
@@ -56,17 +59,76 @@ Position = tuple[int, int]
 PathKey = tuple[str | int, ...]
 
 
-@dataclass
 class Document:
-    """One decoded object and where each of its fields stands in the source."""
+    """One decoded object and where each of its fields stands in the source.
 
-    obj: Any
-    source: str = ""
-    index: int = 0
-    line: int = 1
-    column: int = 1
-    positions: dict[PathKey, Position] = field(default_factory=dict)
-    key_positions: dict[PathKey, Position] = field(default_factory=dict)
+    Positions cost as much as decoding itself, and most documents (a 10,000-device inventory)
+    never get a finding, so documents decoded on the fast path carry a :class:`_Locator` instead:
+    ``line``, ``column`` and the position tables are computed from the source text the first
+    time anything asks for them, once per source.
+    """
+
+    __slots__ = ("_column", "_key_positions", "_line", "_locator", "_positions", "index", "item", "obj", "source")
+
+    def __init__(
+        self,
+        obj: Any,
+        source: str = "",
+        index: int = 0,
+        line: int = 1,
+        column: int = 1,
+        positions: dict[PathKey, Position] | None = None,
+        key_positions: dict[PathKey, Position] | None = None,
+        *,
+        item: int | None = None,
+        locator: _Locator | None = None,
+    ) -> None:
+        self.obj = obj
+        self.source = source
+        self.index = index
+        self.item = item
+        """Position in the ``items`` of the ``kind: List`` this document came from, if any."""
+        self._line = line
+        self._column = column
+        self._positions = positions if positions is not None else {}
+        self._key_positions = key_positions if key_positions is not None else {}
+        self._locator = locator
+
+    def __repr__(self) -> str:
+        return f"Document(kind={self.kind!r}, name={self.name!r}, source={self.source!r}, index={self.index})"
+
+    def _locate(self) -> None:
+        locator, self._locator = self._locator, None
+        if locator is None:
+            return
+        found = locator.find(self.index, self.item)
+        if found is not None:
+            self._line, self._column = found.line, found.column
+            self._positions, self._key_positions = found.positions, found.key_positions
+
+    @property
+    def line(self) -> int:
+        if self._locator is not None:
+            self._locate()
+        return self._line
+
+    @property
+    def column(self) -> int:
+        if self._locator is not None:
+            self._locate()
+        return self._column
+
+    @property
+    def positions(self) -> dict[PathKey, Position]:
+        if self._locator is not None:
+            self._locate()
+        return self._positions
+
+    @property
+    def key_positions(self) -> dict[PathKey, Position]:
+        if self._locator is not None:
+            self._locate()
+        return self._key_positions
 
     def _meta(self, key: str) -> str:
         if not isinstance(self.obj, dict):
@@ -102,13 +164,32 @@ class Document:
         """The closest known position of a field path (falls back to its nearest parent)."""
         path = tuple(parts)
         table = self.key_positions if key else self.positions
+        positions = self.positions
         while path:
             if path in table:
                 return table[path]
-            if key and path in self.positions:
-                return self.positions[path]
+            if key and path in positions:
+                return positions[path]
             path = path[:-1]
         return (self.line, self.column)
+
+
+class _Locator:
+    """Positions of every document of one source, computed by the position-keeping decoder on demand."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self._text: str | None = text
+        self._source = source
+        self._found: dict[tuple[int, int | None], Document] = {}
+        self._lock = threading.Lock()
+
+    def find(self, index: int, item: int | None) -> Document | None:
+        with self._lock:
+            if self._text is not None:
+                text, self._text = self._text, None
+                for doc in _decode_with_positions(text, self._source).documents:
+                    self._found[(doc.index, doc.item)] = doc
+        return self._found.get((index, item))
 
 
 @dataclass
@@ -153,34 +234,100 @@ def _record(
             _record(item, (*path, i), positions, key_positions, duplicates, depth + 1)
 
 
-def _rebase(table: dict[PathKey, Position], prefix: PathKey) -> dict[PathKey, Position]:
-    n = len(prefix)
-    return {k[n:]: v for k, v in table.items() if k[:n] == prefix}
+# go-yaml's alias-expansion rule (yaml.v2/v3 decode.go, "document contains excessive aliasing"):
+# more than 100 nodes decoded through aliases, more than 1,000 in all, and a share of aliased
+# nodes above 99 % for small documents, falling linearly to 10 % between 400,000 and 4,000,000.
+_ALIAS_RATIO_LOW = 400_000
+_ALIAS_RATIO_HIGH = 4_000_000
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW)
+
+
+def _excessive_aliasing(root: yaml.Node) -> bool:
+    """Whether expanding the aliases of ``root`` would decode too many nodes (a billion-laughs bomb).
+
+    PyYAML's composer makes every alias the *same* node object as its anchor, so the node graph
+    is a DAG whose expansion can be exponential.  The expanded size of each node is computed once
+    (post-order, iteratively), so the check is linear in the distinct nodes whatever the bomb.
+    """
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        key = id(node)
+        if key in size:
+            continue
+        children = _children(node)
+        if expanded or not children:
+            size[key] = 1 + sum(size[id(c)] for c in children)
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in size)
+    decoded = 0
+    aliased = 0
+    seen: set[int] = set()
+    order: list[yaml.Node] = [root]
+    while order:  # document order; a node met again is an alias and counts its whole expansion
+        node = order.pop()
+        key = id(node)
+        if key in seen:
+            decoded += size[key]
+            aliased += size[key]
+            if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+                return True
+            continue
+        seen.add(key)
+        decoded += 1
+        order.extend(reversed(_children(node)))
+    return False
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _split_list(doc: Document) -> list[Document]:
-    """Expand ``kind: List`` (and ``*List`` kinds with ``items``) into one document per item."""
+    """Expand ``kind: List`` (and ``*List`` kinds with ``items``) into one document per item.
+
+    One pass over the position tables, so a List of 4,000 items costs what 4,000 documents cost.
+    """
     obj = doc.obj
     if not (isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"].endswith("List")):
         return [doc]
     items = obj.get("items")
     if not isinstance(items, list):
         return [doc]
+    if doc._locator is not None or not doc._positions:
+        return [Document(obj=item, source=doc.source, index=doc.index, item=i, locator=doc._locator)
+                for i, item in enumerate(items)]
+    positions = _by_item(doc._positions)
+    key_positions = _by_item(doc._key_positions)
     out: list[Document] = []
     for i, item in enumerate(items):
-        prefix: PathKey = ("items", i)
-        line, col = doc.positions.get(prefix, (doc.line, doc.column))
+        table = positions.get(i, {})
+        line, col = table.get((), (doc.line, doc.column))
         out.append(
-            Document(
-                obj=item,
-                source=doc.source,
-                index=doc.index,
-                line=line,
-                column=col,
-                positions=_rebase(doc.positions, prefix),
-                key_positions=_rebase(doc.key_positions, prefix),
-            )
+            Document(obj=item, source=doc.source, index=doc.index, line=line, column=col, item=i,
+                     positions=table, key_positions=key_positions.get(i, {}))
         )
+    return out
+
+
+def _by_item(table: dict[PathKey, Position]) -> dict[int, dict[PathKey, Position]]:
+    out: dict[int, dict[PathKey, Position]] = {}
+    for path, where in table.items():
+        if len(path) >= 2 and path[0] == "items" and isinstance(path[1], int):
+            out.setdefault(path[1], {})[path[2:]] = where
     return out
 
 
@@ -196,11 +343,90 @@ def _decode_error(source: str, message: str, line: int = 0, column: int = 0) -> 
 
 
 def decode_text(text: str, source: str = "") -> DecodeResult:
-    """Decode every document of a YAML (or JSON, a subset) text."""
-    result = DecodeResult()
+    """Decode every document of a YAML (or JSON) text.
+
+    Fast path first (JSON through the C scanner, YAML through yaml-rs when the text provably
+    means the same in both readers, see :mod:`app.k8s.fastyaml`), positions on demand; anything
+    the fast path does not take — errors, duplicate keys, anchors, YAML 1.1-only spellings — goes
+    through the position-keeping PyYAML decoder, whose messages and positions are the reference.
+    """
     if "\x00" in text:
-        result.findings.append(_decode_error(source, "input contains a NUL byte: not a YAML or JSON text", 1, 1))
-        return result
+        return DecodeResult(findings=[_decode_error(source, "input contains a NUL byte: not a YAML or JSON text", 1, 1)])
+    if has_surrogates(text):
+        return DecodeResult(findings=[_decode_error(source, "input contains a lone surrogate: not UTF-8 text", 1, 1)])
+    fast = _decode_fast(text, source)
+    if fast is not None:
+        return fast
+    return _decode_with_positions(text, source)
+
+
+def _decode_fast(text: str, source: str) -> DecodeResult | None:
+    """Values without positions, or ``None`` when the careful decoder must answer."""
+    values: list[Any] | None
+    try:
+        values = _fast_json(text)
+    except JsonError as exc:
+        if isinstance(exc, DuplicateKeyError) or exc.line == 0:
+            return None  # positions of both keys come from the careful decoder
+        if "nesting depth" in exc.message:
+            return DecodeResult(findings=[_decode_error(source, f"not valid JSON: {exc.message}", exc.line, exc.column)])
+        return None
+    if values is None:
+        values = fast_yaml_documents(text)
+        if values is None:
+            return None
+    locator = _Locator(text, source)
+    result = DecodeResult()
+    for index, value in enumerate(values):
+        if value is None:
+            continue
+        if not _add(result, _split_list(Document(obj=value, source=source, index=index, locator=locator)), source):
+            break
+    _drop_non_objects(result, source)
+    return result
+
+
+def _fast_json(text: str) -> list[Any] | None:
+    """One JSON document (the text starts with ``{`` or ``[``), or ``None`` when not JSON."""
+    stripped = text.lstrip(" \t\r\n\ufeff")
+    if not stripped or stripped[0] not in "{[":
+        return None
+    try:
+        return [loads_json(text, reject_duplicates=True)]
+    except JsonError as exc:
+        if "nesting depth" in exc.message or isinstance(exc, DuplicateKeyError):
+            raise
+        return None  # YAML flow style, several JSON documents… the YAML reader decides
+
+
+def _add(result: DecodeResult, docs: list[Document], source: str) -> bool:
+    for item in docs:
+        if len(result.documents) >= MAX_DOCUMENTS:
+            result.findings.append(
+                _decode_error(source, f"too many documents: at most {MAX_DOCUMENTS} are read per input")
+            )
+            return False
+        result.documents.append(item)
+    return True
+
+
+def _drop_non_objects(result: DecodeResult, source: str) -> None:
+    for doc in result.documents:
+        if not isinstance(doc.obj, dict):
+            result.findings.append(
+                _decode_error(
+                    source,
+                    f"document {doc.index + 1} is a {type(doc.obj).__name__}, not a Kubernetes object",
+                    doc.line,
+                    doc.column,
+                )
+            )
+    result.documents = [d for d in result.documents if isinstance(d.obj, dict)]
+
+
+def _decode_with_positions(text: str, source: str = "") -> DecodeResult:
+    """The careful decoder: PyYAML nodes, every position, duplicate keys, alias limits."""
+    result = DecodeResult()
     loader = _Loader(text)
     index = 0
     try:
@@ -208,6 +434,12 @@ def decode_text(text: str, source: str = "") -> DecodeResult:
             node = loader.get_node()
             if node is None:  # pragma: no cover - check_node said there is one
                 break
+            if _excessive_aliasing(node):
+                result.findings.append(
+                    _decode_error(source, "document contains excessive aliasing (alias expansion refused, as "
+                                  "Kubernetes' YAML decoder does)", node.start_mark.line + 1, node.start_mark.column + 1)
+                )
+                return result
             value = loader.construct_document(node)
             if value is None:
                 index += 1
@@ -237,13 +469,8 @@ def decode_text(text: str, source: str = "") -> DecodeResult:
                 key_positions=key_positions,
             )
             index += 1
-            for item in _split_list(doc):
-                if len(result.documents) >= MAX_DOCUMENTS:
-                    result.findings.append(
-                        _decode_error(source, f"too many documents: at most {MAX_DOCUMENTS} are read per input")
-                    )
-                    return result
-                result.documents.append(item)
+            if not _add(result, _split_list(doc), source):
+                return result
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
@@ -255,17 +482,7 @@ def decode_text(text: str, source: str = "") -> DecodeResult:
         result.findings.append(_decode_error(source, f"not valid YAML or JSON: {exc}", 1, 1))
     finally:
         loader.dispose()
-    for doc in result.documents:
-        if not isinstance(doc.obj, dict):
-            result.findings.append(
-                _decode_error(
-                    source,
-                    f"document {doc.index + 1} is a {type(doc.obj).__name__}, not a Kubernetes object",
-                    doc.line,
-                    doc.column,
-                )
-            )
-    result.documents = [d for d in result.documents if isinstance(d.obj, dict)]
+    _drop_non_objects(result, source)
     return result
 
 
