@@ -103,7 +103,7 @@ from app.k8s.models import (
 )
 from app.k8s.quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from app.k8s.structure import Structural, apply_defaults, decode_object, loc_to_path
-from app.k8s.tree import compact_json, deep_copy, depth, equal, json_length
+from app.k8s.tree import compact_json, deep_copy, depth, describe, equal, json_length
 
 __all__ = [
     "CHECKED_KINDS",
@@ -185,6 +185,7 @@ __all__ = [
     "decode_text",
     "deep_copy",
     "depth",
+    "describe",
     "duplicate",
     "equal",
     "fits_int64",

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.k8s.field import ErrorType, FieldError, Path
 from app.k8s.models import DRA_API_VERSIONS, KIND_MODELS, DRAObject
-from app.k8s.tree import deep_copy
+from app.k8s.tree import deep_copy, describe
 
 __all__ = ["Structural", "apply_defaults", "decode_object", "loc_to_path"]
 
@@ -152,7 +152,7 @@ def decode_object(kind: str, obj: dict[str, Any]) -> Structural:
         supported = ", ".join(DRA_API_VERSIONS)
         return Structural(
             model=None,
-            api_version_error=f"apiVersion {api_version!r} of {kind} is not supported; use one of: {supported}",
+            api_version_error=f"apiVersion {describe(api_version)} of {kind} is not supported; use one of: {supported}",
         )
     data = apply_defaults(kind, obj)
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.inventory import InventorySource
-from app.k8s import decode_bytes
+from app.k8s import decode_bytes, describe
 from app.report import FORMATS, Format, render
 from app.review import ReviewOptions, review_documents
 
@@ -44,7 +44,7 @@ def parse_format(value: str | None) -> Format:
     for known in FORMATS:
         if fmt == known:
             return known
-    raise ValueError(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
+    raise ValueError(f"unknown format {describe(value)}: use one of {', '.join(FORMATS)}")
 
 
 def lint_bytes(

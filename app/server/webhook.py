@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.inventory import InventorySource
-from app.k8s import CHECKED_KINDS, Reason, Severity
+from app.k8s import CHECKED_KINDS, Reason, Severity, describe
 from app.report import allow, mutation_response, validation_response
 from app.review import ObjectReview, ReviewOptions, review_admission
 from app.satisfy import SEARCH_UNDECIDED
@@ -106,7 +106,7 @@ def parse_admission_review(body: bytes) -> AdmissionCall:
     if api_version not in ADMISSION_API_VERSIONS or doc.get("kind") != "AdmissionReview":
         raise BadReview(
             f"expected kind AdmissionReview of apiVersion admission.k8s.io/v1, got "
-            f"kind {doc.get('kind')!r} apiVersion {api_version!r}"
+            f"kind {describe(doc.get('kind'))} apiVersion {describe(api_version)}"
         )
     request = doc.get("request")
     if not isinstance(request, dict):
@@ -119,7 +119,7 @@ def parse_admission_review(body: bytes) -> AdmissionCall:
         raise BadReview("request.kind is missing")
     operation = request.get("operation")
     if operation not in OPERATIONS:
-        raise BadReview(f"request.operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        raise BadReview(f"request.operation must be one of {', '.join(OPERATIONS)}, got {describe(operation)}")
     obj = request.get("object")
     old_obj = request.get("oldObject")
     if obj is not None and not isinstance(obj, dict):
