@@ -14,7 +14,9 @@ all: test
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
+	@# pip refuses hashed constraints for an editable install: constrain versions, without the hashes
+	sed -e '/--hash=/d' -e 's/ \\$$//' requirements.lock > $(VENV)/constraints.txt
+	$(BIN)/pip install --quiet -c $(VENV)/constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -48,7 +50,7 @@ apiserver:
 fuzz: $(STAMP)
 	@mkdir -p .fuzz
 	DRAGUARD_FUZZ=full DRAGUARD_FUZZ_RESULTS=.fuzz/results.json $(BIN)/pytest tests/fuzz -q -s --timeout=3600
-	@if $(BIN)/pip install --quiet -e '.[dev,fuzz]' 2>/dev/null && $(BIN)/python -c 'import atheris' 2>/dev/null; then \
+	@if $(BIN)/pip install --quiet -c $(VENV)/constraints.txt -e '.[dev,fuzz]' 2>/dev/null && $(BIN)/python -c 'import atheris' 2>/dev/null; then \
 		mkdir -p .fuzz/corpus && cp -n examples/claims/good/*.yaml examples/claims/bad/*.yaml .fuzz/corpus/; \
 		$(BIN)/python tests/fuzz/atheris_target.py -runs=$${ATHERIS_RUNS:-20000} -max_len=4096 -rss_limit_mb=2048 \
 			-artifact_prefix=.fuzz/ .fuzz/corpus; \

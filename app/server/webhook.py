@@ -20,12 +20,11 @@ Rules (DESIGN.md §5, anchors §6):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.inventory import InventorySource
-from app.k8s import CHECKED_KINDS, Reason, Severity, describe
+from app.k8s import CHECKED_KINDS, JsonError, Reason, Severity, describe, loads_json
 from app.report import allow, mutation_response, validation_response
 from app.review import ObjectReview, ReviewOptions, review_admission
 from app.satisfy import SEARCH_UNDECIDED
@@ -97,8 +96,10 @@ def _object_name(obj: dict[str, Any] | None) -> str:
 def parse_admission_review(body: bytes) -> AdmissionCall:
     """Check the envelope strictly enough to answer it; raise :class:`BadReview` otherwise."""
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # no recursion (nesting up to Kubernetes' 10,000 levels), and a lone surrogate or bytes
+        # that are not UTF-8 are a 400 here rather than a failure when the answer is rendered
+        doc = loads_json(body)
+    except JsonError as exc:
         raise BadReview(f"body is not JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise BadReview("body is not a JSON object")

@@ -178,7 +178,9 @@ def _http_case(rng: random.Random, i: int, depths: tuple[int, ...]) -> tuple[str
         return route, gen.encode(obj, rng), ""
     uid = f"fuzz-{i}" if rng.random() < 0.9 else rng.choice(["\ud800", "x" * 5000, "é"])
     review = gen.mutate_envelope(gen.admission_review(obj, rng, uid), rng)
-    return route, gen.json_bytes(review), uid
+    request = review.get("request") if isinstance(review, dict) else None
+    sent_uid = request.get("uid") if isinstance(request, dict) else None  # the envelope may be mutated
+    return route, gen.json_bytes(review), sent_uid if isinstance(sent_uid, str) else ""
 
 
 def _post(client: httpx.Client, route: str, body: bytes) -> httpx.Response:
