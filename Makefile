@@ -14,8 +14,7 @@ all: test
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	@# pip refuses hashed constraints for an editable install: constrain versions, without the hashes
-	sed -e '/--hash=/d' -e 's/ \\$$//' requirements.lock > $(VENV)/constraints.txt
+	sed -e '/^ *--hash/d' -e 's/ *\\$$//' requirements.lock > $(VENV)/constraints.txt  # pins without hashes: pip refuses hashes next to an editable install
 	$(BIN)/pip install --quiet -c $(VENV)/constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
