@@ -10,12 +10,11 @@ STAMP  := $(VENV)/.installed
 all: test
 
 # the runtime dependencies at the versions of requirements.lock (what the image ships), so the
-# tests run what is deployed; dev tools float.  The lock's hashes are dropped for this: pip
-# would otherwise demand hashes for the editable install and the dev tools too.
+# tests run what is deployed; dev tools float
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	sed -e '/^ *--hash=/d' -e 's/ *\\$$//' requirements.lock > $(VENV)/constraints.txt
+	sed -e '/^ *--hash/d' -e 's/ *\\$$//' requirements.lock > $(VENV)/constraints.txt  # pins without hashes: pip refuses hashes next to an editable install
 	$(BIN)/pip install --quiet -c $(VENV)/constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
