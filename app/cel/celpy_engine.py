@@ -83,6 +83,7 @@ from app.cel.errors import EvalError
 from app.cel.library import FUNCTIONS
 from app.cel.parser import read_literal
 from app.cel.values import DefaultMap, TypeValue, UInt, go_type_name, no_overload, type_name
+from app.k8s import check_budget
 
 __all__ = [
     "MAX_CELPY_DEPTH", "CelpyProgram", "device_value", "prepare", "run", "to_cel", "to_py", "unsupported_reason",
@@ -413,7 +414,7 @@ def prepare(tree: lark.Tree[Any], counting: bool) -> CelpyProgram:
 def run(program: CelpyProgram, device: CelDevice) -> Any:
     """Evaluate with cel-python; returns a draguard value or raises :class:`EvalError`."""
     cls = _CountingEvaluator if program.counting else _K8sEvaluator
-    evaluator = cls(program, {"device": device_value(device)}, [0])
+    evaluator = cls(program, {"device": device_value(device)}, [0, 0])
     try:
         value = evaluator.evaluate()
     except _KErr as e:
@@ -442,7 +443,12 @@ class _K8sEvaluator(Evaluator):
         return self.__class__(self.program, dict(self.variables), self.budget)
 
     def _charge(self, cost: int) -> None:
-        pass
+        """Called once per comprehension step: every 256 steps, the review's budget is checked
+        (:func:`app.k8s.check_budget`), so a long comprehension stops when its review must answer."""
+        b = self.budget
+        b[1] += 1
+        if not b[1] & 0xFF:
+            check_budget("CEL evaluation")
 
     # ---------------------------------------------------------------- names and literals
     def ident_value(self, name: str, root_scope: bool = False) -> Any:
@@ -728,6 +734,9 @@ class _CountingEvaluator(_K8sEvaluator):
         b[0] += cost
         if b[0] > COST_LIMIT:
             raise _CostExceeded
+        b[1] += 1
+        if not b[1] & 0xFF:
+            check_budget("CEL evaluation")
 
     def _visit_tree(self, tree: lark.Tree[Any]) -> Any:
         cost = self.program.costs.get(id(tree))

@@ -46,6 +46,7 @@ from app.cel.errors import CelRuntimeError, CompileFailure, EvalError, format_er
 from app.cel.parser import ParseError, parse_with_tree
 from app.cel.typecheck import check
 from app.cel.values import type_name
+from app.k8s import BudgetExceeded, current_budget
 
 __all__ = ["MAX_EXPRESSION_LENGTH", "CompiledSelector", "clear_caches", "compile_selector"]
 
@@ -251,6 +252,7 @@ class CompiledSelector:
         return result
 
     def _run(self, device: CelDevice) -> bool | CelRuntimeError:
+        _refuse_over_budget(self.max_cost)
         try:
             value = self._engine.run(self._prepared, device)
         except EvalError as e:
@@ -264,6 +266,32 @@ class CompiledSelector:
         tn = type_name(value)
         return CelRuntimeError(
             f"CEL result of type {tn} could not be converted to bool: unsupported native conversion from {tn} to 'bool'"
+        )
+
+
+CELPY_COST_UNITS_PER_SECOND = 400_000
+"""What cel-python really evaluates here, in Kubernetes cost units per second (measured by
+``benchmarks/bench_cel_cost.py``: ~450k–640k on the 2-core VM; the figure is rounded down).
+The 1,000,000 cost limit assumes cel-go, which is two to three orders of magnitude faster: a
+selector at the limit runs about two seconds per device in cel-python, the whole budget of a
+review.  So a review refuses, before starting, an evaluation its remaining budget cannot pay."""
+
+
+def estimated_seconds(cost: int) -> float:
+    """How long one evaluation of a selector with static cost ``cost`` may take in cel-python."""
+    return cost / CELPY_COST_UNITS_PER_SECOND
+
+
+def _refuse_over_budget(cost: int) -> None:
+    budget = current_budget()
+    if budget is None:
+        return
+    left = budget.remaining()
+    seconds = estimated_seconds(cost)
+    if seconds > left:
+        raise BudgetExceeded(
+            f"a CEL selector of estimated cost {cost:,}, ~{seconds:.1f}s per device in cel-python, more than the "
+            f"{max(left, 0.0):.2f}s left"
         )
 
 

@@ -13,6 +13,7 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
   version and feature gates, the served API versions and their conversion, gated-field dropping.
 """
 
+from app.k8s.budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget
 from app.k8s.decode import (
     CHECKED_KINDS,
     INVENTORY_KINDS,
@@ -138,6 +139,8 @@ __all__ = [
     "UINT64_MAX",
     "AllocatedDeviceStatus",
     "AllocationResult",
+    "Budget",
+    "BudgetExceeded",
     "CELDeviceSelector",
     "CapacityRequestPolicy",
     "CapacityRequestPolicyRange",
@@ -201,9 +204,12 @@ __all__ = [
     "Target",
     "aggregate_texts",
     "apply_defaults",
+    "budget_scope",
     "byte_len",
     "canonical_string",
+    "check_budget",
     "compact_json",
+    "current_budget",
     "decode_bytes",
     "decode_object",
     "decode_text",

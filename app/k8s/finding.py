@@ -40,6 +40,8 @@ class Reason:
     CAPACITY_ROUNDED = "CapacityRounded"
     CAPACITY_DEFAULTED = "CapacityDefaulted"
     UNSUPPORTED_KIND = "UnsupportedKind"
+    BUDGET_EXCEEDED = "BudgetExceeded"
+    """Warning: the review's time budget ran out before the checks finished (a fail-open)."""
     FIELD_DROPPED = "FieldDropped"
     DEPRECATED = "Deprecated"
 
@@ -143,3 +145,6 @@ class Note:
     path: Path | None = None
     severity: Severity = Severity.WARNING
     brief: str = ""  # see Finding.brief
+    fail_open: str = ""
+    """Set when the check gave up (budget spent, search deadline): what stopped it.  The webhook
+    reports such reviews loudly (warning log, metric, audit annotation)."""

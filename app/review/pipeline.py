@@ -27,6 +27,7 @@ from app.inventory import Inventory, build_inventory
 from app.k8s import (
     CHECKED_KINDS,
     DEFAULT_TARGET,
+    BudgetExceeded,
     Document,
     FieldError,
     Finding,
@@ -125,6 +126,11 @@ class ObjectReview:
     def denied(self) -> bool:
         return any(f.severity is Severity.ERROR for f in self.findings)
 
+    @property
+    def fail_open(self) -> str:
+        """What stopped a check before it could decide (budget, deadline); empty when none did."""
+        return next((str(f.extra["fail_open"]) for f in self.findings if f.extra.get("fail_open")), "")
+
 
 @dataclass
 class Review:
@@ -180,8 +186,9 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
     if note.reason.startswith("Lint") and options.strict:
         severity = Severity.ERROR
     line, col = _at(doc, ref, note.path)
+    extra = {"fail_open": note.fail_open} if note.fail_open else {}
     return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col,
-                              brief=note.brief)
+                              brief=note.brief, **extra)
 
 
 _SKEW = "version skew? (the API server accepted it) "
@@ -331,9 +338,14 @@ def _satisfiability(
         return
     if inventory is None:
         return
-    notes = check_claim_spec(
-        spec, inventory, base=base, deadline_seconds=options.deadline_seconds, strict=options.strict
-    )
+    try:
+        notes = check_claim_spec(
+            spec, inventory, base=base, deadline_seconds=options.deadline_seconds, strict=options.strict
+        )
+    except BudgetExceeded as exc:  # the other findings stand; satisfiability stays undecided, loudly
+        notes = [Note(Reason.SATISFIABILITY_UNKNOWN,
+                      f"satisfiability not decided: the review's time budget ran out ({exc.where})",
+                      None, Severity.WARNING, fail_open=exc.where)]
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
 
 
@@ -342,7 +354,10 @@ def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOpt
         return
     if not isinstance(checked.model, ResourceClaim):
         return  # templates are never patched: their claims are created (and patched) later
-    patch, descriptions = default_fill_patch(checked.model.spec, checked.doc.obj, inventory)
+    try:
+        patch, descriptions = default_fill_patch(checked.model.spec, checked.doc.obj, inventory)
+    except BudgetExceeded:
+        return  # no time to prove every device agrees on a default: fill nothing (never a wrong patch)
     checked.review.patch = patch
     checked.review.patch_descriptions = descriptions
 
@@ -449,12 +464,22 @@ def review_admission(
     if operation == "UPDATE" and old_obj is not None and kind in CHECKED_KINDS:
         old_raw = {**dict(old_obj), "kind": kind}
         old_model = decode_object(kind, old_raw, target=opts.target, create=False).model
-    checked = _decode_and_validate(doc, ctx, opts, old=old_model, old_raw=old_raw, create=operation != "UPDATE")
-    is_update_of_claim = operation == "UPDATE" and kind in NAMESPACED_KINDS
-    if operation == "CREATE" or (operation == "UPDATE" and not is_update_of_claim):
-        _satisfiability(checked, inventory, inventory_problem, opts)
-    if operation == "CREATE" and opts.mutate:
-        _mutation(checked, inventory, opts)
+    try:
+        checked = _decode_and_validate(doc, ctx, opts, old=old_model, old_raw=old_raw, create=operation != "UPDATE")
+        is_update_of_claim = operation == "UPDATE" and kind in NAMESPACED_KINDS
+        if operation == "CREATE" or (operation == "UPDATE" and not is_update_of_claim):
+            _satisfiability(checked, inventory, inventory_problem, opts)
+        if operation == "CREATE" and opts.mutate:
+            _mutation(checked, inventory, opts)
+    except BudgetExceeded as exc:  # out of time: allowed, with a warning the server reports loudly
+        review = ObjectReview(ref=_ref(doc))
+        review.findings.append(
+            Finding.for_object(review.ref, Severity.WARNING, Reason.BUDGET_EXCEEDED,
+                               f"draguard: the review's time budget ran out ({exc.where}); allowed without a full "
+                               "check", fail_open=exc.where)
+        )
+        review.elapsed_ms = (time.perf_counter() - started) * 1000
+        return review
     checked.review.findings = _sorted(admission_policy(checked.review.findings, opts.deny))
     checked.review.elapsed_ms = (time.perf_counter() - started) * 1000
     return checked.review

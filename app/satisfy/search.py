@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from app.capacity import fits_on_top
 from app.inventory import DeviceRecord, Inventory, PoolKey
-from app.k8s import Format, Quantity
+from app.k8s import Format, Quantity, check_budget
 from app.satisfy.candidates import Candidates, Entry, Status
 from app.satisfy.constraints import ConstraintState
 from app.satisfy.plan import Alternative, RequestPlan
@@ -116,8 +116,10 @@ class _Search:
 
     def _tick(self) -> None:
         self.steps += 1
-        if self.deadline is not None and self.steps & 0xFF == 0 and time.monotonic() > self.deadline:
-            raise SearchAbort("deadline")
+        if self.steps & 0xFF == 0:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise SearchAbort("deadline")
+            check_budget("the satisfiability search")
 
     # ------------------------------------------------------------------ device placement
     def _counters_ok(self, dev: DeviceRecord) -> bool:

@@ -25,6 +25,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
+from app.k8s import BudgetExceeded, budget_scope
 from app.server.lint import lint_bytes, options_for_query, parse_format
 from app.server.logs import log_review
 from app.server.metrics import Metrics
@@ -47,6 +48,9 @@ __all__ = ["create_app"]
 log = logging.getLogger("draguard.review")
 
 T = TypeVar("T")
+FAIL_OPEN_AUDIT_KEY = "fail-open"
+"""AdmissionResponse auditAnnotations key (the API server prefixes the webhook's name)."""
+_ANSWER_MARGIN_SECONDS = 0.2  # a review's budget ends this long before its deadline: time to answer
 _DRAIN_LIMIT_FACTOR = 4  # read (and drop) up to 4× the limit so the client sees the 413
 
 
@@ -98,6 +102,8 @@ def create_app(state: ServerState) -> FastAPI:
     """The ASGI app for ``state``; background work (watch, cert reload) runs in its lifespan."""
     metrics = Metrics(state.stats)
     executor = ThreadPoolExecutor(max_workers=state.workers, thread_name_prefix="draguard-review")
+    lint_executor = ThreadPoolExecutor(max_workers=state.lint_workers, thread_name_prefix="draguard-lint")
+    lint_slots = asyncio.Semaphore(state.lint_concurrency) if state.lint_concurrency > 0 else None
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -111,14 +117,25 @@ def create_app(state: ServerState) -> FastAPI:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             executor.shutdown(wait=False, cancel_futures=True)
+            lint_executor.shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(title="draguard", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.draguard = state
     app.state.metrics = metrics
 
-    async def in_worker(fn: Callable[[], T], timeout: float) -> T:
+    async def in_worker(fn: Callable[[], T], timeout: float, pool: ThreadPoolExecutor = executor) -> T:
+        """Run ``fn`` on ``pool`` under a work budget that ends just before ``timeout``, so the
+        thread returns its own (undecided) answer in time and stops burning CPU once the caller
+        has answered (``app.k8s.budget``)."""
         loop = asyncio.get_running_loop()
-        return await asyncio.wait_for(loop.run_in_executor(executor, fn), max(timeout, 0.01))
+        submitted = time.monotonic()
+
+        def budgeted() -> T:
+            left = timeout - (time.monotonic() - submitted)  # time spent queued counts
+            with budget_scope(max(left - _ANSWER_MARGIN_SECONDS, 0.0)):
+                return fn()
+
+        return await asyncio.wait_for(loop.run_in_executor(pool, budgeted), max(timeout, 0.01))
 
     async def admission(request: Request, route: Route) -> Response:
         started = time.perf_counter()
@@ -140,6 +157,11 @@ def create_app(state: ServerState) -> FastAPI:
             return _status(exc.code, exc.reason, exc.message)
         elapsed = time.perf_counter() - started
         metrics.observe(route, outcome.decision, outcome.reason, elapsed, outcome.fail_open)
+        if outcome.fail_open is not None:  # rare, and must be loud: warning log + metric + audit annotation
+            outcome.response.setdefault("auditAnnotations", {})[FAIL_OPEN_AUDIT_KEY] = outcome.fail_open
+            log.warning("review allowed without a full check (fail-open)", extra={"fields": {
+                "uid": call.uid, "route": route, "kind": call.kind, "namespace": call.namespace,
+                "name": call.name, "failOpen": outcome.fail_open, "ms": round(elapsed * 1000, 2)}})
         log_review(
             route=route, uid=call.uid, kind=call.kind, namespace=call.namespace, name=call.name,
             operation=call.operation, dryRun=call.dry_run, decision=outcome.decision,
@@ -183,22 +205,29 @@ def create_app(state: ServerState) -> FastAPI:
                 options = options_for_query(state.lint_options, request.query_params)
             except ValueError as exc:
                 raise _HttpError(400, "BadRequest", str(exc)) from exc
-            body = await _read_with_deadline(request, state, state.deadline_seconds)
-            source = request.query_params.get("file", "")
-            try:
-                result = await in_worker(
-                    lambda: lint_bytes(body, fmt, state.inventory, options, source=source),
-                    state.lint_deadline_seconds - (time.perf_counter() - started),
-                )
-            except TimeoutError as exc:
-                raise _HttpError(503, "Timeout",
-                                 f"lint did not finish within {state.lint_deadline_seconds:g}s") from exc
+            if lint_slots is not None and lint_slots.locked():
+                raise _HttpError(429, "TooManyRequests",
+                                 f"/lint is busy ({state.lint_concurrency} calls at once); retry later")
+            async with lint_slots if lint_slots is not None else contextlib.nullcontext():
+                body = await _read_with_deadline(request, state, state.deadline_seconds)
+                source = request.query_params.get("file", "")
+                try:
+                    result = await in_worker(
+                        lambda: lint_bytes(body, fmt, state.inventory, options, source=source),
+                        state.lint_deadline_seconds - (time.perf_counter() - started),
+                        lint_executor,
+                    )
+                except (TimeoutError, BudgetExceeded) as exc:
+                    raise _HttpError(503, "Timeout",
+                                     f"lint did not finish within {state.lint_deadline_seconds:g}s") from exc
         except _HttpError as exc:
             elapsed = time.perf_counter() - started
             metrics.observe_lint(exc.reason, elapsed)
             log_review(route="lint", decision="error", reason=exc.reason, error=exc.message,
                        ms=round(elapsed * 1000, 2))
             headers = {"WWW-Authenticate": "Bearer"} if exc.code == 401 else None
+            if exc.code == 429:
+                headers = {"Retry-After": "1"}
             return _status(exc.code, exc.reason, exc.message, headers)
         metrics.observe_lint("errors" if result.errors else "clean", time.perf_counter() - started)
         return Response(encode_body(result.body, result.media_type), media_type=result.media_type)

@@ -105,7 +105,7 @@ class Metrics:
         self.fail_open = Counter(
             "draguard_fail_open",
             "reviews allowed because draguard could not decide, by route and reason "
-            "(Timeout|InternalError|SearchDeadline)",
+            "(Timeout|InternalError|SearchDeadline|BudgetExceeded)",
             ["route", "reason"],
             registry=self.registry,
         )

@@ -33,7 +33,14 @@ class ServerState:
     max_body_bytes: int = MAX_BODY_BYTES
     lint_token: str | None = None
     tls: CertReloader | None = None  # None: TLS terminated elsewhere (or a plain-HTTP test)
-    workers: int = 4
+    workers: int = 8
+    """Threads for admission reviews.  Each review stops at its own budget (``app.k8s.budget``),
+    so a thread is never held past the review's deadline; enough of them that one client's
+    expensive reviews cannot queue everybody else's behind them."""
+    lint_workers: int = 1
+    """Threads for ``/lint`` — its own pool: admission never waits behind a lint run."""
+    lint_concurrency: int = 2
+    """``/lint`` calls running or waiting at once; more are refused with 429 (Retry-After)."""
     background: list[Background] = field(default_factory=list)
     draining: bool = False  # set on SIGTERM: /readyz fails while the routes keep serving
     self_managed: Any = None  # SelfManagedCerts when --cert-secret is on (its status joins /readyz)

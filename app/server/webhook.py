@@ -189,7 +189,7 @@ def review_call(
         options=options,
     )
     reasons = sorted({f.reason for f in review.findings})
-    undecided = "SearchDeadline" if _search_gave_up(review) else None
+    undecided = "SearchDeadline" if _search_gave_up(review) else ("BudgetExceeded" if review.fail_open else None)
     if route == "mutate":
         response = mutation_response(call.uid, review)
         reason = "Patched" if review.patch else "none"

@@ -13,6 +13,7 @@ the IP/CIDR/URL libraries…) is never an error here — that would be a false r
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypeVar
 
 from app.cel import CompileFailure, compile_selector
 from app.k8s import (
@@ -26,6 +27,7 @@ from app.k8s import (
     ResourceClaimTemplate,
     Severity,
     byte_len,
+    check_budget,
     forbidden,
     invalid,
     required,
@@ -33,6 +35,8 @@ from app.k8s import (
 )
 from app.validation.helpers import validate_slice
 from app.validation.target import gate_enabled
+
+T = TypeVar("T")
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
@@ -58,6 +62,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
         return []
     if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
+    check_budget("selector compilation")
     result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
     if not isinstance(result, CompileFailure) or result.kind == "unsupported":
         return []
@@ -68,23 +73,33 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
     return [invalid(path, expression, result.message)]
 
 
+_REQUESTS_MAX = 32  # resource.DeviceRequestsMaxSize (app.validation.resourceclaim imports this module)
+_FIRST_AVAILABLE_MAX = 8  # resource.FirstAvailableDeviceRequestMaxSize
+
+
+def _within(items: list[T], limit: int) -> list[T]:
+    """Nothing past an API-server size limit: the object is refused with TooMany, and compiling
+    what it refuses would only burn CPU (~0.3 s per 10 KiB selector)."""
+    return items if len(items) <= limit else []
+
+
 def _selectors_of(obj: DeviceClass | ResourceClaim | ResourceClaimTemplate) -> Iterator[tuple[str, Path]]:
     def claim_spec(spec: ResourceClaimSpec, base: Path) -> Iterator[tuple[str, Path]]:
         requests = base.child("devices", "requests")
-        for i, request in enumerate(spec.devices.requests):
+        for i, request in enumerate(_within(spec.devices.requests, _REQUESTS_MAX)):
             if request.exactly is not None:
-                for j, sel in enumerate(request.exactly.selectors):
+                for j, sel in enumerate(_within(request.exactly.selectors, DEVICE_SELECTORS_MAX_SIZE)):
                     if sel.cel is not None:
                         yield sel.cel.expression, requests.index(i).child("exactly", "selectors").index(j)
-            for k, sub in enumerate(request.first_available):
-                for j, sel in enumerate(sub.selectors):
+            for k, sub in enumerate(_within(request.first_available, _FIRST_AVAILABLE_MAX)):
+                for j, sel in enumerate(_within(sub.selectors, DEVICE_SELECTORS_MAX_SIZE)):
                     if sel.cel is not None:
                         yield sel.cel.expression, requests.index(i).child("firstAvailable").index(k).child(
                             "selectors"
                         ).index(j)
 
     if isinstance(obj, DeviceClass):
-        for j, sel in enumerate(obj.spec.selectors):
+        for j, sel in enumerate(_within(obj.spec.selectors, DEVICE_SELECTORS_MAX_SIZE)):
             if sel.cel is not None:
                 yield sel.cel.expression, Path.root("spec", "selectors").index(j)
     elif isinstance(obj, ResourceClaim):
@@ -99,6 +114,7 @@ def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTem
     for expression, path in _selectors_of(obj):
         if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             continue
+        check_budget("selector compilation")
         result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
         if isinstance(result, CompileFailure) and result.kind == "unsupported":
             notes.append(

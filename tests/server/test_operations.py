@@ -117,6 +117,7 @@ def test_internal_error_fails_open(serve: Callable[..., Served], static_inventor
     assert resp.json()["response"] == {
         "uid": "err-1", "allowed": True,
         "warnings": ["draguard: internal error (RuntimeError); allowed without a full check"],
+        "auditAnnotations": {"fail-open": "InternalError"},  # loud: shows in the API server's audit log
     }
 
 

@@ -1,0 +1,90 @@
+"""Work bounded by the review's deadline (issue #10): budgets stop CEL, compilation and search."""
+
+from __future__ import annotations
+
+import pytest
+from test_pipeline import admit, claim_asking
+
+from app.cel import compile_selector
+from app.cel import selector as cel_selector
+from app.inventory import build_inventory
+from app.k8s import BudgetExceeded, budget_scope, check_budget, current_budget
+from app.validation.selectors import unchecked_selector_notes
+
+ITEMS = "[" + ",".join(str(i) for i in range(45)) + "]"
+HEAVY = f"{ITEMS}.all(x, {ITEMS}.all(y, {ITEMS}.all(z, x + y + z >= 0)))"  # legal, ~2 s in cel-python
+
+
+def _device() -> object:
+    inv = build_inventory([{
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+        "spec": {"driver": "d", "nodeName": "n", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "a"}]},
+    }])
+    return inv.devices[0].cel
+
+
+def test_budget_scope_and_check() -> None:
+    assert current_budget() is None
+    check_budget("nothing")  # no scope: never raises
+    with budget_scope(60) as outer:
+        assert outer is not None and not outer.spent()
+        check_budget("plenty")
+        with budget_scope(0) as inner:
+            assert inner is not None and inner.deadline < outer.deadline  # the tighter one wins
+            with pytest.raises(BudgetExceeded, match="spent"):
+                check_budget("spent")
+        with budget_scope(3600) as wider:
+            assert wider is outer  # a wider inner scope does not extend the outer deadline
+        check_budget("outer again")
+    assert current_budget() is None
+
+
+def test_selector_over_the_remaining_budget_is_refused_before_running_and_not_cached() -> None:
+    compiled = compile_selector(HEAVY)
+    assert not hasattr(compiled, "kind"), compiled  # the API server accepts it (cost under 1,000,000)
+    device = _device()
+    with budget_scope(1.0), pytest.raises(BudgetExceeded, match=r"estimated cost [\d,]+, ~\d\.\ds per device"):
+        compiled.evaluate(device)  # type: ignore[union-attr, arg-type]
+    cheap = compile_selector("[1, 2, 3].all(x, x > 0)")
+    with budget_scope(1.0):
+        assert cheap.evaluate(device) is True  # type: ignore[union-attr, arg-type]
+
+
+def test_long_comprehension_stops_when_the_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cel_selector, "_refuse_over_budget", lambda cost: None)  # only the loop check
+    compiled = compile_selector("[" + ",".join(str(i) for i in range(600)) + "].all(x, x >= 0)")
+    device = _device()
+    with budget_scope(0), pytest.raises(BudgetExceeded, match="CEL evaluation"):
+        compiled.evaluate(device)  # type: ignore[union-attr, arg-type]
+    assert compiled.evaluate(device) is True  # type: ignore[union-attr, arg-type]  # nothing wrong was cached
+
+
+def test_admission_review_out_of_budget_is_allowed_and_marked_fail_open() -> None:
+    heavy = claim_asking("10Gi")
+    heavy["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [{"cel": {"expression": HEAVY}}]
+    with budget_scope(1.0):
+        review = admit(heavy)
+    assert not review.denied and review.fail_open.startswith("a CEL selector of estimated cost")
+    unknown = [f for f in review.findings if f.reason == "SatisfiabilityUnknown"]
+    assert unknown and "time budget ran out" in unknown[0].message
+    with budget_scope(0):  # spent before validation even starts compiling selectors
+        spent = admit(claim_asking("50Gi", name="other"))
+    assert not spent.denied and [f.reason for f in spent.findings] == ["BudgetExceeded"]
+    assert spent.fail_open == "selector compilation"
+    assert admit(claim_asking("50Gi", name="third")).denied  # with time, the same claim is proven unsatisfiable
+
+
+def _claim_with_selectors(n: int) -> object:
+    from app.k8s import ResourceClaim
+
+    sels = [{"cel": {"expression": f'device.attributes["d"].?x{i}.orValue(0) == 0'}} for i in range(n)]
+    return ResourceClaim.model_validate({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "d"},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "x", "selectors": sels}}]}},
+    })
+
+
+def test_selectors_past_the_api_limit_are_never_compiled() -> None:
+    assert len(unchecked_selector_notes(_claim_with_selectors(32))) == 32  # type: ignore[arg-type]
+    assert unchecked_selector_notes(_claim_with_selectors(33)) == []  # type: ignore[arg-type]  # TooMany, no work
