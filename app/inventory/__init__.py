@@ -7,7 +7,7 @@ Every source of one lives here too, behind :class:`InventorySource`: files, fold
 snapshot; nothing writes to it.
 """
 
-from app.inventory.build import build_inventory
+from app.inventory.build import POTENTIAL_ANNOTATION, build_inventory, is_potential
 from app.inventory.files import InputError, load_paths
 from app.inventory.kubeconfig import (
     KubeConfig,
@@ -16,11 +16,13 @@ from app.inventory.kubeconfig import (
     load_kube_config,
     make_client,
 )
+from app.inventory.potential import WithPotential, load_potential
 from app.inventory.records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
 from app.inventory.sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
 __all__ = [
+    "POTENTIAL_ANNOTATION",
     "AttrValue",
     "DeviceRecord",
     "InputError",
@@ -33,10 +35,13 @@ __all__ = [
     "PoolKey",
     "PoolRecord",
     "StaticInventory",
+    "WithPotential",
     "build_inventory",
+    "is_potential",
     "load_in_cluster",
     "load_kube_config",
     "load_paths",
+    "load_potential",
     "make_client",
     "open_inventory",
 ]

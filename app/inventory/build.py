@@ -9,6 +9,7 @@ satisfiability search runs once per group, not once per node.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -21,12 +22,28 @@ from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
 from app.k8s import Device, DeviceClass, Node, NodeSelector, Quantity, ResourceSlice, decode_object
 
-__all__ = ["build_inventory"]
+__all__ = ["POTENTIAL_ANNOTATION", "build_inventory", "is_potential"]
+
+POTENTIAL_ANNOTATION = "draguard.io/potential"
+"""``"true"`` on a Node or ResourceSlice: capacity an autoscaler can create (a node-group
+template), not capacity that exists.  Such objects join the satisfiability proof as extra
+candidate nodes but never make a claim allocatable "now"."""
+
+
+def is_potential(raw: Mapping[str, Any]) -> bool:
+    """Whether an inventory object is marked as potential (annotation value ``"true"``)."""
+    meta = raw.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return isinstance(annotations, Mapping) and str(annotations.get(POTENTIAL_ANNOTATION, "")).lower() == "true"
 
 _Reach = tuple[str, Any]  # ("node", name) | ("all", None) | ("selector", NodeSelector) | ("none", None)
 
 
-def _decode(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, DeviceClass], list[ResourceSlice], dict[str, dict[str, str]]]:
+def _decode(
+    objects: Iterable[Mapping[str, Any]], potential: set[str] | None = None, potential_slices: set[int] | None = None
+) -> tuple[dict[str, DeviceClass], list[ResourceSlice], dict[str, dict[str, str]]]:
+    """Classes, slices and Node labels; names of potential Nodes go to ``potential`` and the
+    ``id`` of potential slices to ``potential_slices``."""
     classes: dict[str, DeviceClass] = {}
     slices: list[ResourceSlice] = []
     nodes: dict[str, dict[str, str]] = {}
@@ -39,6 +56,8 @@ def _decode(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, DeviceClass
                 node = Node.model_validate(dict(raw))
                 if node.metadata.name:
                     nodes[node.metadata.name] = dict(node.metadata.labels)
+                    if potential is not None and is_potential(raw):
+                        potential.add(node.metadata.name)
                 continue
             if kind not in ("DeviceClass", "ResourceSlice"):
                 continue
@@ -49,6 +68,8 @@ def _decode(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, DeviceClass
             classes[model.metadata.name] = model
         elif isinstance(model, ResourceSlice):
             slices.append(model)
+            if potential_slices is not None and is_potential(raw):
+                potential_slices.add(id(model))
     return classes, slices, nodes
 
 
@@ -141,7 +162,10 @@ def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
     Other kinds are ignored and objects that do not decode are skipped: one broken slice must
     not take the whole inventory down.
     """
-    classes, slices, nodes = _decode(objects)
+    potential_nodes: set[str] = set()
+    potential_slices: set[int] = set()
+    classes, slices, nodes = _decode(objects, potential_nodes, potential_slices)
+    potential_devices: set[int] = set()
     pools_slices = _newest_generations(slices)
     pools = {key: _pool_record(key, members) for key, members in pools_slices.items()}
 
@@ -176,7 +200,9 @@ def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
                     )
                 )
                 reach.append(kind_reach)
-    groups = _group_nodes(devices, reach, pools, nodes)
+                if id(sl) in potential_slices:
+                    potential_devices.add(len(devices) - 1)
+    groups = _group_nodes(devices, reach, pools, nodes, potential_nodes, potential_devices)
     reachable = tuple(sorted({i for g in groups for i in g.devices}))
     return Inventory(
         classes=classes, pools=pools, devices=tuple(devices), nodes=nodes, groups=groups,
@@ -185,8 +211,12 @@ def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
 
 
 def _group_nodes(
-    devices: list[DeviceRecord], reach: list[_Reach], pools: Mapping[PoolKey, PoolRecord], nodes: Mapping[str, Mapping[str, str]]
+    devices: list[DeviceRecord], reach: list[_Reach], pools: Mapping[PoolKey, PoolRecord], nodes: Mapping[str, Mapping[str, str]],
+    potential_nodes: set[str] | frozenset[str] = frozenset(), potential_devices: set[int] | frozenset[int] = frozenset(),
 ) -> tuple[NodeGroup, ...]:
+    """Nodes grouped by the devices they reach.  Devices of potential slices published for all
+    nodes or by node selector are reached by potential nodes only: a template describes the
+    nodes an autoscaler creates, not the existing ones."""
     named: dict[str, list[int]] = defaultdict(list)
     everywhere: list[int] = []
     selected: list[tuple[int, NodeSelector]] = []
@@ -202,8 +232,11 @@ def _group_nodes(
     cache: dict[tuple[int, str], bool] = {}
     for node in sorted(node_names):
         labels = nodes.get(node)
-        chosen = list(named.get(node, ())) + everywhere
+        real = node not in potential_nodes
+        chosen = list(named.get(node, ())) + [i for i in everywhere if not (real and i in potential_devices)]
         for idx, selector in selected:
+            if real and idx in potential_devices:
+                continue
             if labels is None and nodes:
                 ok: bool | None = False  # a node only known from a slice has no labels to match
             elif labels is None:
@@ -217,11 +250,21 @@ def _group_nodes(
             if ok is not False:
                 chosen.append(idx)
         per_node[tuple(sorted(chosen))].append(node)
-    groups = [_make_group(tuple(names), devs, devices, pools, assumed=not nodes) for devs, names in per_node.items()]
+    groups: list[NodeGroup] = []
+    for devs, names in per_node.items():
+        # a group of both kinds is split: the real nodes reach these devices now
+        for potential in (False, True):
+            members = tuple(n for n in names if (n in potential_nodes) is potential)
+            if members:
+                group = _make_group(members, devs, devices, pools, assumed=not nodes)
+                if potential or any(i in potential_devices for i in devs):
+                    group = dataclasses.replace(group, potential=True)
+                groups.append(group)
     if not node_names and (everywhere or selected):
         devs = tuple(sorted(everywhere + [i for i, _ in selected]))
-        groups.append(_make_group((), devs, devices, pools, assumed=True))
-    groups.sort(key=lambda g: g.nodes)
+        group = _make_group((), devs, devices, pools, assumed=True)
+        groups.append(dataclasses.replace(group, potential=any(i in potential_devices for i in devs)))
+    groups.sort(key=lambda g: (g.potential, g.nodes))  # existing nodes first: "now" is found first
     return tuple(groups)
 
 

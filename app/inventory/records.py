@@ -96,9 +96,14 @@ class NodeGroup:
     signature: tuple[Any, ...]
     assumed: bool = False
     """True when the group stands for "some node" because Node objects are unknown."""
+    potential: bool = False
+    """True for a node an autoscaler can create (a node-group template, ``draguard.io/potential``),
+    or a node reaching devices only a template publishes: it counts for proofs, never as "now"."""
 
     @property
     def label(self) -> str:
+        if self.potential and self.nodes:
+            return f"{self.nodes[0]} (potential)" if len(self.nodes) == 1 else f"{self.nodes[0]} (+{len(self.nodes) - 1} alike, potential)"
         if not self.nodes:
             return "(some node)"
         if len(self.nodes) == 1:

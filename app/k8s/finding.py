@@ -40,6 +40,8 @@ class Reason:
     CAPACITY_ROUNDED = "CapacityRounded"
     CAPACITY_DEFAULTED = "CapacityDefaulted"
     UNSUPPORTED_KIND = "UnsupportedKind"
+    SATISFIABLE_ON_SCALE_UP = "SatisfiableOnScaleUp"
+    """Info: only a potential node (a node-group template an autoscaler can create) can allocate the claim."""
     BUDGET_EXCEEDED = "BudgetExceeded"
     """Warning: the review's time budget ran out before the checks finished (a fail-open)."""
     FIELD_DROPPED = "FieldDropped"

@@ -57,6 +57,8 @@ _CATALOGUE: tuple[tuple[str, str, str], ...] = (
      "A CEL selector Kubernetes accepts but draguard cannot evaluate; it is not checked."),
     ("CapacityRounded", "CapacityRoundedUp", "The request will consume more capacity than asked (policy rounding)."),
     ("CapacityDefaulted", "CapacityPolicyDefaultUsed", "An omitted capacity request will consume the policy default."),
+    ("SatisfiableOnScaleUp", "NeedsNodeGroupScaleUp",
+     "Only a node an autoscaler can create (a potential node-group template) can allocate the claim."),
     ("BudgetExceeded", "ReviewOutOfTime", "The review's time budget ran out before the checks finished (allowed)."),
     # draguard's own checks
     ("LintNegativeCapacityRequest", "NonPositiveCapacityRequest", "A capacity request of zero or less."),

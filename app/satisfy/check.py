@@ -259,6 +259,13 @@ def check_claim_spec(
         first_error, certain = errors[0]
         out.append(_error_note(first_error, Severity.ERROR if certain else Severity.WARNING))
     if found_ok:
+        ok_group = next(g for g, o, _ in results if o.kind == "ok")
+        if ok_group.potential:
+            out.append(Note(
+                Reason.SATISFIABLE_ON_SCALE_UP,
+                f"no existing node can allocate the claim now; a node the autoscaler can create ({ok_group.label}) could",
+                None, Severity.INFO,
+            ))
         out.extend(capacity_notes(plans, claim.cands))
         return out
     if any(c for _, c in errors):

@@ -27,6 +27,7 @@ from app.inventory import (
     InventorySource,
     KubeConfig,
     KubeConfigError,
+    WithPotential,
     load_in_cluster,
     load_kube_config,
     open_inventory,
@@ -61,6 +62,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inventory", action="append", default=[], metavar="PATH",
                         help="static inventory: a DeviceClass/ResourceSlice/Node file, folder or - "
                              "(repeat the flag for more, as with kubectl -f)")
+    parser.add_argument("--potential-inventory", nargs="+", action="extend", default=[], metavar="PATH",
+                        help="node-group templates an autoscaler can create (Nodes, ResourceSlices; e.g. a "
+                             "mounted ConfigMap): extra candidate nodes for the unsatisfiability proof")
     parser.add_argument("--kube", action="store_true",
                         help="live inventory: list+watch the API server (in-cluster credentials)")
     parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")
@@ -132,6 +136,11 @@ def _inventory(args: argparse.Namespace) -> InventorySource:
         source = open_inventory(args.inventory, kube_config=_kube_config(args))
     except InputError as exc:
         raise UsageError(f"--inventory: {exc}") from exc
+    if args.potential_inventory:
+        try:
+            source = WithPotential(source, args.potential_inventory)
+        except InputError as exc:
+            raise UsageError(f"--potential-inventory: {exc}") from exc
     for finding in source.findings():
         log.warning(json.dumps({"msg": "inventory document skipped", "file": finding.file,
                                 "line": finding.line, "error": finding.message}))
