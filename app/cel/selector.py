@@ -269,9 +269,10 @@ class CompiledSelector:
         )
 
 
-CELPY_COST_UNITS_PER_SECOND = 400_000
+CELPY_COST_UNITS_PER_SECOND = 300_000
 """What cel-python really evaluates here, in Kubernetes cost units per second (measured by
-``benchmarks/bench_cel_cost.py``: ~450k–640k on the 2-core VM; the figure is rounded down).
+``benchmarks/bench_cel_cost.py``: medians 360k–540k on the 2-core VM, ~175k at worst under
+load; the figure sits below the medians).
 The 1,000,000 cost limit assumes cel-go, which is two to three orders of magnitude faster: a
 selector at the limit runs about two seconds per device in cel-python, the whole budget of a
 review.  So a review refuses, before starting, an evaluation its remaining budget cannot pay."""

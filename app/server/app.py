@@ -193,6 +193,8 @@ def create_app(state: ServerState) -> FastAPI:
     async def lint(request: Request) -> Response:
         started = time.perf_counter()
         try:
+            if state.lint_disabled is not None:
+                raise _HttpError(403, "Forbidden", state.lint_disabled)
             if state.lint_token is not None:
                 given = request.headers.get("authorization", "")
                 if not hmac.compare_digest(given.encode(), f"Bearer {state.lint_token}".encode()):

@@ -147,16 +147,21 @@ def _inventory(args: argparse.Namespace) -> InventorySource:
     return source
 
 
-def _token(path: str | None) -> str | None:
+def _token(path: str | None) -> tuple[str | None, str | None]:
+    """(token, why /lint is disabled).  A token file that does not exist disables /lint instead
+    of failing start-up: the shipped manifests mount an *optional* Secret, and an unprotected
+    /lint must never be the fallback."""
     if not path:
-        return None
+        return None, None
+    if not Path(path).exists():
+        return None, f"/lint is disabled: no token at {path} (create the Secret draguard-lint-token)"
     try:
         token = Path(path).read_text().strip()
     except OSError as exc:
         raise UsageError(f"--lint-token-file: {exc}") from exc
     if not token:
         raise UsageError(f"--lint-token-file {path} is empty")
-    return token
+    return token, None
 
 
 def deny_reasons(deny: str | None, unsatisfiable: str | None) -> frozenset[str]:
@@ -189,12 +194,14 @@ def build_state(args: argparse.Namespace) -> ServerState:
     except FeatureGateError as exc:
         raise UsageError(f"--{exc.parameter}: {exc}") from exc
     source = _inventory(args)
+    lint_token, lint_disabled = _token(args.lint_token_file)
     state = ServerState(
         inventory=source,
         options=ReviewOptions(deny=deny_reasons(args.deny, args.unsatisfiable), mutate=not args.no_mutate,
                               target=target),
         deadline_seconds=args.deadline_seconds,
-        lint_token=_token(args.lint_token_file),
+        lint_token=lint_token,
+        lint_disabled=lint_disabled,
         tls=tls,
     )
     state.background.append(source.run)

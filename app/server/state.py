@@ -32,6 +32,8 @@ class ServerState:
     lint_deadline_seconds: float = 20.0
     max_body_bytes: int = MAX_BODY_BYTES
     lint_token: str | None = None
+    lint_disabled: str | None = None
+    """Why ``/lint`` answers 403 (a configured token file that does not exist), or None."""
     tls: CertReloader | None = None  # None: TLS terminated elsewhere (or a plain-HTTP test)
     workers: int = 8
     """Threads for admission reviews.  Each review stops at its own budget (``app.k8s.budget``),

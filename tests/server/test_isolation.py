@@ -6,14 +6,18 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from app.inventory import Inventory, StaticInventory
 from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import admission_review, claim
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class LintBlockingInventory:
@@ -45,12 +49,13 @@ class LintBlockingInventory:
         return self.inner.status()
 
 
-def _heavy_claim(name: str, n: int = 45) -> dict[str, Any]:
-    """Legal for the API server (static cost under 1,000,000) but ~2 s per device in cel-python."""
+def _heavy_claim(name: str, n: int = 45, k: int = 0) -> dict[str, Any]:
+    """Legal for the API server (static cost under 1,000,000) but ~1-2 s per device in cel-python;
+    ``k`` varies the text so that no cache helps."""
     items = "[" + ",".join(str(i) for i in range(n)) + "]"
     obj = claim(name)
     obj["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
-        {"cel": {"expression": f"{items}.all(x, {items}.all(y, {items}.all(z, x + y + z >= 0)))"}}
+        {"cel": {"expression": f"{items}.all(x, {items}.all(y, {items}.all(z, x + y + z >= -{k})))"}}
     ]
     return obj
 
@@ -98,3 +103,72 @@ def test_review_out_of_budget_is_allowed_loudly(
     # a well-behaved claim right after is decided normally, and carries no fail-open annotation
     plain = s.client.post("/validate", json=admission_review(claim("big", memory="50Gi"))).json()["response"]
     assert plain["allowed"] is False and "auditAnnotations" not in plain
+
+
+def test_missing_lint_token_file_disables_lint_but_not_admission(
+    serve: Callable[..., Served], static_inventory: StaticInventory, tmp_path: Path
+) -> None:
+    from app.server.cli_serve import _token
+
+    assert _token(None) == (None, None)
+    token_file = tmp_path / "token"
+    token, why = _token(str(token_file))
+    assert token is None and why is not None and "draguard-lint-token" in why
+    token_file.write_text("s3cret\n")
+    assert _token(str(token_file)) == ("s3cret", None)
+    s = serve(ServerState(inventory=static_inventory, lint_disabled=why))
+    refused = s.client.post("/lint", content=b"{}", headers={"authorization": "Bearer s3cret"})
+    assert refused.status_code == 403 and refused.json()["reason"] == "Forbidden"
+    assert s.client.post("/validate", json=admission_review(claim("ok"))).json()["response"]["allowed"] is True
+
+
+def test_shipped_deployment_protects_lint_with_an_optional_token_secret() -> None:
+    deployment = yaml.safe_load((ROOT / "manifests" / "deployment.yaml").read_text())
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert "--lint-token-file=/etc/draguard/lint/token" in container["args"]
+    assert "--deny=Unsatisfiable" in container["args"]
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "lint-token")
+    assert mount["mountPath"] == "/etc/draguard/lint" and mount["readOnly"] is True
+    volume = next(v for v in pod["volumes"] if v["name"] == "lint-token")
+    assert volume["secret"] == {"secretName": "draguard-lint-token", "optional": True}
+
+
+def test_flooded_lint_and_cel_heavy_clients_do_not_change_a_well_behaved_clients_verdicts(
+    serve: Callable[..., Served], static_inventory: StaticInventory
+) -> None:
+    """The smaller sibling of benchmarks/bench_isolation.py: two clients flood /lint, two send
+    CEL-heavy claims; every unsatisfiable claim of a fifth is still denied (a review that missed
+    its deadline would have been allowed), every satisfiable one allowed."""
+    s = serve(ServerState(inventory=static_inventory))
+    body = yaml.safe_dump_all([claim(f"l{i}", memory=f"{i % 40 + 1}Gi") for i in range(300)]).encode()
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def flood_lint() -> None:
+        while not stop.is_set():
+            seen.append(f"lint {s.client.post('/lint', content=body).status_code}")
+
+    def flood_cel(offset: int) -> None:
+        k = offset
+        while not stop.is_set():
+            k += 2
+            answer = s.client.post("/validate", json=admission_review(_heavy_claim("heavy", 40, k))).json()
+            seen.append(f"heavy allowed={answer['response']['allowed']}")
+
+    threads = [threading.Thread(target=flood_lint) for _ in range(2)]
+    threads += [threading.Thread(target=flood_cel, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        verdicts = []
+        for i in range(3):
+            for name, memory in ((f"unsat-{i}", "50Gi"), (f"sat-{i}", "8Gi")):
+                answer = s.client.post("/validate", json=admission_review(claim(name, memory=memory))).json()
+                verdicts.append((name, answer["response"]["allowed"]))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    assert verdicts == [(f"{kind}-{i}", kind == "sat") for i in range(3) for kind in ("unsat", "sat")]
+    assert any(x.startswith("heavy allowed=True") for x in seen)  # the heavy ones were answered (fail-open)
