@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import logging
 import socket
 import ssl
 import sys
@@ -96,6 +97,7 @@ def main() -> int:
     parser.add_argument("--inventory", default=str(DEFAULT_INVENTORY))
     parser.add_argument("--deadline", type=float, default=2.0)
     args = parser.parse_args()
+    logging.getLogger("draguard").setLevel(logging.ERROR)  # the fail-open warnings are counted below instead
     body = lint_body(args.lint_kib)
     stop = threading.Event()
     others: Counter[str] = Counter()
