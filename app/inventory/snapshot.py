@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
-from app.k8s.models import DeviceClass
+from app.k8s import DeviceClass
 
 __all__ = ["Inventory"]
 

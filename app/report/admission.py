@@ -19,9 +19,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from app.k8s.field import aggregate_texts
-from app.k8s.finding import Finding, Reason, Severity
-from app.review.pipeline import ObjectReview
+from app.k8s import Finding, Reason, Severity, aggregate_texts
+from app.review import ObjectReview
 
 __all__ = [
     "MAX_CAUSES",

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.inventory import Inventory
-from app.k8s.models import ResourceClaimSpec
+from app.k8s import ResourceClaimSpec
 from app.satisfy import DefaultFill, policy_defaults
 
 __all__ = ["default_fill_patch", "escape_pointer"]

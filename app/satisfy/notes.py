@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.k8s.finding import Note, Reason, Severity
-from app.k8s.quantity import Quantity
+from app.k8s import Note, Quantity, Reason, Severity
 from app.satisfy.candidates import Candidates, Entry, Status
 from app.satisfy.plan import RequestPlan
 
