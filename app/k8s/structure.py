@@ -20,11 +20,36 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from app.k8s.features import DEFAULT_TARGET, Target
 from app.k8s.field import ErrorType, FieldError, Path
-from app.k8s.models import DRA_API_VERSIONS, KIND_MODELS, DRAObject
+from app.k8s.gated import DroppedField, drop_disabled_fields
+from app.k8s.models import (
+    KIND_MODELS,
+    DeviceClass,
+    DRAObject,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from app.k8s.tree import deep_copy
+from app.k8s.v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1ResourceSlice
+from app.k8s.versions import (
+    SERVED_VERSIONS,
+    V1BETA1,
+    deprecation_warning,
+    unsupported_version_message,
+    v1beta1_defaults,
+    v1beta1_to_v1,
+)
 
-__all__ = ["Structural", "apply_defaults", "decode_object", "loc_to_path"]
+__all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "decode_object", "loc_to_path", "to_internal_shape"]
+
+DRA_MODEL_TYPES = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
+_V1BETA1_MODELS: dict[str, type[BaseModel]] = {
+    "ResourceSlice": V1Beta1ResourceSlice,
+    "ResourceClaim": V1Beta1ResourceClaim,
+    "ResourceClaimTemplate": V1Beta1ResourceClaimTemplate,
+}
 
 _TYPE_WORDS = {
     "string_type": "string",
@@ -49,6 +74,9 @@ class Structural:
     unknown_fields: list[Path] = field(default_factory=list)
     type_errors: list[FieldError] = field(default_factory=list)
     api_version_error: str | None = None
+    api_version: str = ""
+    deprecation: str | None = None  # the API server's deprecation warning for a beta version
+    dropped: list[DroppedField] = field(default_factory=list)  # v1-shaped paths
 
 
 def apply_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -144,41 +172,85 @@ def loc_to_path(model: type[BaseModel], loc: Iterable[str | int], base: Path | N
 
 
 # ---------------------------------------------------------------------------- decode
-def decode_object(kind: str, obj: dict[str, Any]) -> Structural:
-    """Default and strictly decode one object of a checked kind."""
-    model_cls = KIND_MODELS[kind]
+def _versioned_model(kind: str, api_version: str) -> type[BaseModel]:
+    if api_version == V1BETA1:
+        return _V1BETA1_MODELS.get(kind, KIND_MODELS[kind])
+    return KIND_MODELS[kind]
+
+
+def to_internal_shape(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Defaulted v1-shaped copy of a raw object of any served version (best effort, no checks).
+
+    Used for an UPDATE's old object, whose only role is the "in use" ratchet of gated fields.
+    """
     api_version = obj.get("apiVersion")
-    if api_version not in DRA_API_VERSIONS:
-        supported = ", ".join(DRA_API_VERSIONS)
-        return Structural(
-            model=None,
-            api_version_error=f"apiVersion {api_version!r} of {kind} is not supported; use one of: {supported}",
-        )
-    data = apply_defaults(kind, obj)
+    if api_version == V1BETA1:
+        return v1beta1_to_v1(kind, v1beta1_defaults(kind, obj))
+    return apply_defaults(kind, obj)
+
+
+def decode_object(
+    kind: str,
+    obj: dict[str, Any],
+    *,
+    target: Target = DEFAULT_TARGET,
+    create: bool = True,
+    old: dict[str, Any] | None = None,
+) -> Structural:
+    """Decode one object of a checked kind the way kube-apiserver does before validating it.
+
+    Strict decoding against the schema of the object's own version (unknown fields and JSON
+    types, at versioned paths), that version's defaulting, conversion to the v1 shape, then
+    ``PrepareForCreate``/``PrepareForUpdate``: gated fields whose gate is off at ``target`` are
+    dropped (unless ``old``, v1-shaped, already uses them) and, on create, a claim's ``status``
+    is cleared.  The returned model is what validation sees.
+    """
+    api_version = obj.get("apiVersion")
+    if api_version not in SERVED_VERSIONS or not isinstance(api_version, str):
+        return Structural(model=None, api_version_error=unsupported_version_message(api_version, kind))
+    versioned_cls = _versioned_model(kind, api_version)
+    data = v1beta1_defaults(kind, obj) if api_version == V1BETA1 else apply_defaults(kind, obj)
+    deprecation = deprecation_warning(api_version, kind)
+    first: BaseModel | None = None
     try:
-        return Structural(model=model_cls.model_validate(data))
+        first = versioned_cls.model_validate(data)
+        errors: list[Any] = []
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     unknown: list[Path] = []
     type_errors: list[FieldError] = []
     unknown_raw: list[list[str | int]] = []
     for err in errors:
-        path, raw = loc_to_path(model_cls, err["loc"])
+        path, raw = loc_to_path(versioned_cls, err["loc"])
         if err["type"] == "extra_forbidden":
             unknown.append(path)
             unknown_raw.append(raw)
             continue
         type_errors.append(_type_error(path, err))
-    model: DRAObject | None = None
-    if not type_errors:
-        cleaned = deep_copy(data)
+    result = Structural(
+        model=None, unknown_fields=unknown, type_errors=type_errors, api_version=api_version, deprecation=deprecation
+    )
+    if type_errors:
+        return result
+    changed = bool(unknown_raw) or api_version == V1BETA1
+    if changed:
         for raw in unknown_raw:
-            _delete(cleaned, raw)
-        try:
-            model = model_cls.model_validate(cleaned)
-        except ValidationError:  # pragma: no cover - only unknown fields were wrong
-            model = None
-    return Structural(model=model, unknown_fields=unknown, type_errors=type_errors)
+            _delete(data, raw)
+    if api_version == V1BETA1:
+        data = v1beta1_to_v1(kind, data)
+    result.dropped = drop_disabled_fields(kind, data, target, old)
+    if create and kind == "ResourceClaim" and data.get("status") is not None:
+        data.pop("status")
+        changed = True
+    changed = changed or bool(result.dropped)
+    if not changed and isinstance(first, DRA_MODEL_TYPES):
+        result.model = first
+        return result
+    try:
+        result.model = KIND_MODELS[kind].model_validate(data)
+    except ValidationError:  # pragma: no cover - only unknown fields were wrong
+        result.model = None
+    return result
 
 
 def _type_error(path: Path, err: Any) -> FieldError:

@@ -32,6 +32,7 @@ from app.k8s import (
     too_long,
 )
 from app.validation.helpers import validate_slice
+from app.validation.target import gate_enabled
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
@@ -63,7 +64,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
         return []
     if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
-    result = compile_selector(expression)
+    result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
     if not isinstance(result, CompileFailure) or result.kind == "unsupported":
         return []
     if result.kind == "cost":
@@ -104,7 +105,7 @@ def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTem
     for expression, path in _selectors_of(obj):
         if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             continue
-        result = compile_selector(expression)
+        result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
         if isinstance(result, CompileFailure) and result.kind == "unsupported":
             notes.append(
                 Note(SELECTOR_NOT_CHECKED, result.message, path.child("cel", "expression"), Severity.WARNING)

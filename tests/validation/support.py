@@ -13,9 +13,13 @@ from app.validation.selectors import cel_available
 
 
 def decode(raw: dict[str, Any] | str) -> DRAObject:
-    """Decode (with v1 defaulting) a dict or a YAML document into a typed model."""
+    """Decode (with v1 defaulting) a dict or a YAML document into a typed model.
+
+    ``create=False`` keeps a claim's ``status`` (a create clears it before validation): these
+    tests exercise the rules themselves, status rules included.
+    """
     data = yaml.safe_load(raw) if isinstance(raw, str) else raw
-    st = decode_object(data["kind"], data)
+    st = decode_object(data["kind"], data, create=False)
     assert st.model is not None, (st.unknown_fields, st.type_errors, st.api_version_error)
     assert not st.unknown_fields and not st.type_errors, (st.unknown_fields, st.type_errors)
     return st.model  # type: ignore[return-value]
