@@ -342,7 +342,6 @@ CASES: list[tuple[str, dict[str, Any], set[tuple[str, str]], dict[str, Any]]] = 
             ("status.reservedFor[1]", "FieldValueDuplicate"),
             ("status.allocation.devices.results[0].request", "FieldValueInvalid"),
             ("status.allocation.devices.results[0].driver", "FieldValueRequired"),
-            ("status.allocation.devices.results[0].driver", "FieldValueInvalid"),
             ("status.allocation.devices.results[0].pool", "FieldValueRequired"),
             ("status.allocation.devices.results[0].device", "FieldValueInvalid"),
             ("status.allocation.devices.config[0].source", "FieldValueRequired"),
