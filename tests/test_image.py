@@ -97,7 +97,8 @@ def test_lock_pins_every_runtime_dependency_with_hashes() -> None:
 
 
 def test_lock_matches_what_the_tests_run_with() -> None:
-    """The image ships the versions this suite tested (the lock is refreshed with pyproject)."""
+    """The image ships the versions this suite tested: `make venv` installs with
+    ``-c requirements.lock``, so this fails only when the lock and pyproject.toml disagree."""
     from importlib.metadata import PackageNotFoundError, version
 
     pinned = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", LOCK.read_text(), re.MULTILINE))

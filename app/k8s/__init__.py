@@ -70,7 +70,6 @@ from app.k8s.golang import (
 from app.k8s.models import (
     DRA_API_VERSIONS,
     KIND_MODELS,
-    AdmissionReview,
     AllocatedDeviceStatus,
     AllocationResult,
     CapacityRequestPolicy,
@@ -136,7 +135,6 @@ __all__ = [
     "SERVED_VERSIONS",
     "SUPPORTED_VERSIONS",
     "UINT64_MAX",
-    "AdmissionReview",
     "AllocatedDeviceStatus",
     "AllocationResult",
     "CELDeviceSelector",

@@ -25,7 +25,7 @@ from typing import Any
 from app.k8s.golang import go_quote
 from app.k8s.tree import compact_json
 
-__all__ = ["ErrorList", "ErrorType", "FieldError", "Path", "render_value"]
+__all__ = ["ErrorType", "FieldError", "Path", "render_value"]
 
 
 class ErrorType(enum.Enum):
@@ -216,7 +216,6 @@ class FieldError:
         return f"{field}: {self.body()}" if field else self.body()
 
 
-ErrorList = list[FieldError]
 
 
 # ---------------------------------------------------------------------- constructors

@@ -1,5 +1,8 @@
-"""Pydantic v2 models of ``resource.k8s.io/v1`` DRA objects, core Node/Namespace metadata and
-``admission.k8s.io/v1`` AdmissionReview.
+"""Pydantic v2 models of ``resource.k8s.io/v1`` DRA objects and core Node/Namespace metadata.
+
+AdmissionReview is not modelled: the webhook reads the few request fields it needs by hand
+(:mod:`app.server.webhook`), because a malformed review must become a precise 400, not a
+pydantic error.
 
 Why pydantic: strict structural decoding for free — an unknown field (a typo such as
 ``capacty``) and a wrong JSON type are reported with their exact path before any rule runs,
@@ -25,7 +28,6 @@ from app.k8s.quantity import Quantity, QuantityError, parse_quantity
 __all__ = [
     "DRA_API_VERSIONS",
     "KIND_MODELS",
-    "AdmissionReview",
     "AllocatedDeviceStatus",
     "AllocationResult",
     "CELDeviceSelector",
@@ -466,34 +468,6 @@ class Namespace(_Loose):
     api_version: str = Field("", alias="apiVersion")
     kind: str = ""
     metadata: LooseMeta = Field(default_factory=LooseMeta)
-
-
-# ---------------------------------------------------------------------------- admission
-class GroupVersionKind(_Loose):
-    group: str = ""
-    version: str = ""
-    kind: str = ""
-
-
-class AdmissionRequest(_Loose):
-    uid: str = ""
-    kind: GroupVersionKind = Field(default_factory=GroupVersionKind)
-    resource: dict[str, Any] = Field(default_factory=dict)
-    sub_resource: str = Field("", alias="subResource")
-    name: str = ""
-    namespace: str = ""
-    operation: str = ""
-    user_info: dict[str, Any] = Field(default_factory=dict, alias="userInfo")
-    object: dict[str, Any] | None = None
-    old_object: dict[str, Any] | None = Field(None, alias="oldObject")
-    dry_run: bool | None = Field(None, alias="dryRun")
-    options: dict[str, Any] | None = None
-
-
-class AdmissionReview(_Loose):
-    api_version: str = Field("", alias="apiVersion")
-    kind: str = ""
-    request: AdmissionRequest | None = None
 
 
 DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate

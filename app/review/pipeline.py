@@ -56,7 +56,6 @@ __all__ = [
 ]
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
-CLAIM_KINDS = NAMESPACED_KINDS
 INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
 
 
@@ -386,7 +385,7 @@ def review_admission(
         old_raw = {**dict(old_obj), "kind": kind}
         old_model = decode_object(kind, old_raw, target=opts.target, create=False).model
     checked = _decode_and_validate(doc, ctx, opts, old=old_model, old_raw=old_raw, create=operation != "UPDATE")
-    is_update_of_claim = operation == "UPDATE" and kind in CLAIM_KINDS
+    is_update_of_claim = operation == "UPDATE" and kind in NAMESPACED_KINDS
     if operation == "CREATE" or (operation == "UPDATE" and not is_update_of_claim):
         _satisfiability(checked, inventory, inventory_problem, opts)
     if operation == "CREATE" and opts.mutate:

@@ -38,7 +38,6 @@ __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "DEVICE_SELECTORS_MAX_SIZE",
     "SELECTOR_NOT_CHECKED",
-    "cel_available",
     "unchecked_selector_notes",
     "validate_cel_expression",
     "validate_selector",
@@ -48,11 +47,6 @@ __all__ = [
 CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
 DEVICE_SELECTORS_MAX_SIZE = 32  # resource.DeviceSelectorsMaxSize
 SELECTOR_NOT_CHECKED = "SelectorNotChecked"
-
-
-def cel_available() -> bool:
-    """Whether CEL selectors can be compiled in this build (always, now that app.cel exists)."""
-    return True
 
 
 def validate_cel_expression(expression: str, path: Path, stored: bool = False) -> list[FieldError]:

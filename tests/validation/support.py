@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import yaml
 
 from app.k8s.structure import decode_object
 from app.validation import DRAObject, ValidationContext, ValidationResult, validate, validate_update
-from app.validation.selectors import cel_available
 
 
 def decode(raw: dict[str, Any] | str) -> DRAObject:
@@ -44,4 +42,3 @@ def pairs(result: ValidationResult) -> set[tuple[str, str]]:
     return {(e.field, e.reason) for e in result.errors}
 
 
-needs_cel = pytest.mark.skipif(not cel_available(), reason="app.cel.compile_selector is not available yet")
