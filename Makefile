@@ -10,11 +10,14 @@ STAMP  := $(VENV)/.installed
 all: test
 
 # the runtime dependencies at the versions of requirements.lock (what the image ships), so the
-# tests run what is deployed; dev tools float
+# tests run what is deployed; dev tools float.  Two steps: a hashed constraints file puts pip in
+# hash-checking mode, which refuses the editable install of draguard itself; the second step
+# keeps the locked versions already installed and adds draguard and the dev tools
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
