@@ -20,12 +20,11 @@ Rules (DESIGN.md §5, anchors §6):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.inventory import InventorySource
-from app.k8s import CHECKED_KINDS, Reason, Severity
+from app.k8s import CHECKED_KINDS, JsonError, Reason, Severity, describe, loads_json
 from app.report import allow, mutation_response, validation_response
 from app.review import ObjectReview, ReviewOptions, review_admission
 from app.satisfy import SEARCH_UNDECIDED
@@ -97,8 +96,10 @@ def _object_name(obj: dict[str, Any] | None) -> str:
 def parse_admission_review(body: bytes) -> AdmissionCall:
     """Check the envelope strictly enough to answer it; raise :class:`BadReview` otherwise."""
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # no recursion (nesting up to Kubernetes' 10,000 levels), and a lone surrogate or bytes
+        # that are not UTF-8 are a 400 here rather than a failure when the answer is rendered
+        doc = loads_json(body)
+    except JsonError as exc:
         raise BadReview(f"body is not JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise BadReview("body is not a JSON object")
@@ -106,7 +107,7 @@ def parse_admission_review(body: bytes) -> AdmissionCall:
     if api_version not in ADMISSION_API_VERSIONS or doc.get("kind") != "AdmissionReview":
         raise BadReview(
             f"expected kind AdmissionReview of apiVersion admission.k8s.io/v1, got "
-            f"kind {doc.get('kind')!r} apiVersion {api_version!r}"
+            f"kind {describe(doc.get('kind'))} apiVersion {describe(api_version)}"
         )
     request = doc.get("request")
     if not isinstance(request, dict):
@@ -119,7 +120,7 @@ def parse_admission_review(body: bytes) -> AdmissionCall:
         raise BadReview("request.kind is missing")
     operation = request.get("operation")
     if operation not in OPERATIONS:
-        raise BadReview(f"request.operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        raise BadReview(f"request.operation must be one of {', '.join(OPERATIONS)}, got {describe(operation)}")
     obj = request.get("object")
     old_obj = request.get("oldObject")
     if obj is not None and not isinstance(obj, dict):
