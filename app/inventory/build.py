@@ -20,7 +20,17 @@ from app.inventory.celdevice import build_cel_device
 from app.inventory.nodeselect import match_node_selector
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
-from app.k8s import Device, DeviceClass, Node, NodeSelector, Quantity, ResourceSlice, decode_object
+from app.k8s import (
+    DEFAULT_TARGET,
+    Device,
+    DeviceClass,
+    Node,
+    NodeSelector,
+    Quantity,
+    ResourceSlice,
+    Target,
+    decode_object,
+)
 
 __all__ = ["POTENTIAL_ANNOTATION", "build_inventory", "is_potential"]
 
@@ -40,7 +50,8 @@ _Reach = tuple[str, Any]  # ("node", name) | ("all", None) | ("selector", NodeSe
 
 
 def _decode(
-    objects: Iterable[Mapping[str, Any]], potential: set[str] | None = None, potential_slices: set[int] | None = None
+    objects: Iterable[Mapping[str, Any]], target: Target, potential: set[str] | None = None,
+    potential_slices: set[int] | None = None,
 ) -> tuple[dict[str, DeviceClass], list[ResourceSlice], dict[str, dict[str, str]]]:
     """Classes, slices and Node labels; names of potential Nodes go to ``potential`` and the
     ``id`` of potential slices to ``potential_slices``."""
@@ -61,7 +72,7 @@ def _decode(
                 continue
             if kind not in ("DeviceClass", "ResourceSlice"):
                 continue
-            model = decode_object(kind, dict(raw)).model
+            model = decode_object(kind, dict(raw), target=target).model
         except (ValidationError, ValueError, TypeError, AttributeError):
             continue
         if isinstance(model, DeviceClass) and model.metadata.name:
@@ -156,15 +167,17 @@ class _ShapeIds:
         return self._ids[text], not known
 
 
-def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
+def build_inventory(objects: Iterable[Mapping[str, Any]], *, target: Target = DEFAULT_TARGET) -> Inventory:
     """An immutable, indexed snapshot from raw DeviceClass/ResourceSlice/Node dicts.
 
     Other kinds are ignored and objects that do not decode are skipped: one broken slice must
-    not take the whole inventory down.
+    not take the whole inventory down.  Objects of any served version are read, and fields the
+    ``target`` API server would drop are dropped: a slice written with ``allowMultipleAllocations``
+    is stored without it on a 1.35 cluster, so its device cannot be shared there.
     """
     potential_nodes: set[str] = set()
     potential_slices: set[int] = set()
-    classes, slices, nodes = _decode(objects, potential_nodes, potential_slices)
+    classes, slices, nodes = _decode(objects, target, potential_nodes, potential_slices)
     potential_devices: set[int] = set()
     pools_slices = _newest_generations(slices)
     pools = {key: _pool_record(key, members) for key, members in pools_slices.items()}

@@ -20,7 +20,7 @@ from app.inventory.build import POTENTIAL_ANNOTATION, build_inventory
 from app.inventory.files import load_paths
 from app.inventory.snapshot import Inventory
 from app.inventory.sources import InventorySource
-from app.k8s import INVENTORY_KINDS, Finding
+from app.k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
 
 __all__ = ["WithPotential", "load_potential"]
 
@@ -48,8 +48,9 @@ def load_potential(paths: Sequence[str]) -> tuple[list[dict[str, Any]], list[Fin
 class WithPotential:
     """``inner`` plus potential objects; everything else is delegated."""
 
-    def __init__(self, inner: InventorySource, paths: Sequence[str]) -> None:
+    def __init__(self, inner: InventorySource, paths: Sequence[str], *, target: Target = DEFAULT_TARGET) -> None:
         self.inner = inner
+        self.target = target
         self.paths = list(paths)
         self.potential, self._findings = load_potential(paths)
         self._lock = threading.Lock()
@@ -73,7 +74,7 @@ class WithPotential:
         with self._lock:
             built = self._built
             if built is None or built[0] is not base:
-                built = (base, build_inventory([*self.inner.objects(), *self.potential]))
+                built = (base, build_inventory([*self.inner.objects(), *self.potential], target=self.target))
                 self._built = built
         return built[1]
 
