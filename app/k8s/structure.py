@@ -22,7 +22,6 @@ from pydantic import BaseModel, ValidationError
 
 from app.k8s.field import ErrorType, FieldError, Path
 from app.k8s.models import DRA_API_VERSIONS, KIND_MODELS, DRAObject
-from app.k8s.tree import deep_copy
 
 __all__ = ["Structural", "apply_defaults", "decode_object", "loc_to_path"]
 
@@ -52,37 +51,58 @@ class Structural:
 
 
 def apply_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-    """The v1 defaulting the API server applies before validation, on a deep copy (made without
-    recursion: opaque parameters may nest 10,000 levels)."""
-    out: dict[str, Any] = deep_copy(obj)
-    spec: Any = out.get("spec")
+    """The v1 defaulting the API server applies before validation, on a copy.
+
+    Only the dicts and lists on the way to a defaulted field are copied (the rest is shared with
+    the caller's object, which is never modified): copying a 10,000-device ResourceSlice whole,
+    only to default nothing in it, was a fifth of the time of loading an inventory.
+    """
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+        return obj
+    out = dict(obj)
+    holder: Any = out
     if kind == "ResourceClaimTemplate":
-        spec = spec.get("spec") if isinstance(spec, dict) else None
-    if kind in ("ResourceClaim", "ResourceClaimTemplate") and isinstance(spec, dict):
-        devices = spec.get("devices")
-        requests = devices.get("requests") if isinstance(devices, dict) else None
-        for request in requests if isinstance(requests, list) else []:
-            if not isinstance(request, dict):
-                continue
-            exactly = request.get("exactly")
-            if isinstance(exactly, dict):
-                _default_request(exactly)
-            subs = request.get("firstAvailable")
-            for sub in subs if isinstance(subs, list) else []:
-                if isinstance(sub, dict):
-                    _default_request(sub)
+        template = holder.get("spec")
+        if not isinstance(template, dict):
+            return out
+        holder["spec"] = holder = dict(template)
+    spec = holder.get("spec")
+    if not isinstance(spec, dict):
+        return out
+    holder["spec"] = spec = dict(spec)
+    devices = spec.get("devices")
+    if not isinstance(devices, dict):
+        return out
+    spec["devices"] = devices = dict(devices)
+    requests = devices.get("requests")
+    if not isinstance(requests, list):
+        return out
+    devices["requests"] = requests = [dict(r) if isinstance(r, dict) else r for r in requests]
+    for request in requests:
+        if not isinstance(request, dict):
+            continue
+        exactly = request.get("exactly")
+        if isinstance(exactly, dict):
+            request["exactly"] = _default_request(dict(exactly))
+        subs = request.get("firstAvailable")
+        if isinstance(subs, list):
+            request["firstAvailable"] = [_default_request(dict(sub)) if isinstance(sub, dict) else sub for sub in subs]
     return out
 
 
-def _default_request(req: dict[str, Any]) -> None:
+def _default_request(req: dict[str, Any]) -> dict[str, Any]:
+    """Default one (sub)request, a copy the caller made; its tolerations are copied here."""
     if req.get("allocationMode") in (None, ""):
         req["allocationMode"] = "ExactCount"
     if req.get("allocationMode") == "ExactCount" and req.get("count") in (None, 0):
         req["count"] = 1
     tolerations = req.get("tolerations")
-    for tol in tolerations if isinstance(tolerations, list) else []:
-        if isinstance(tol, dict) and tol.get("operator") in (None, ""):
-            tol["operator"] = "Equal"
+    if isinstance(tolerations, list):
+        req["tolerations"] = [
+            {**tol, "operator": "Equal"} if isinstance(tol, dict) and tol.get("operator") in (None, "") else tol
+            for tol in tolerations
+        ]
+    return req
 
 
 # ---------------------------------------------------------------------------- loc → Path
@@ -171,9 +191,9 @@ def decode_object(kind: str, obj: dict[str, Any]) -> Structural:
         type_errors.append(_type_error(path, err))
     model: DRAObject | None = None
     if not type_errors:
-        cleaned = deep_copy(data)
+        cleaned = data
         for raw in unknown_raw:
-            _delete(cleaned, raw)
+            cleaned = _without(cleaned, raw)
         try:
             model = model_cls.model_validate(cleaned)
         except ValidationError:  # pragma: no cover - only unknown fields were wrong
@@ -202,12 +222,20 @@ def _printable(value: Any) -> Any:
     return str(value)
 
 
-def _delete(obj: Any, raw: list[str | int]) -> None:
-    target = obj
+def _without(obj: Any, raw: list[str | int]) -> Any:
+    """``obj`` with the field at ``raw`` removed: the containers on the path are copied, the rest shared."""
+    chain: list[Any] = [obj]
     for part in raw[:-1]:
         try:
-            target = target[part]
+            chain.append(chain[-1][part])
         except (KeyError, IndexError, TypeError):
-            return
-    if isinstance(target, dict) and isinstance(raw[-1], str):
-        target.pop(raw[-1], None)
+            return obj
+    last = chain[-1]
+    if not (isinstance(last, dict) and isinstance(raw[-1], str)) or raw[-1] not in last:
+        return obj
+    child: Any = {k: v for k, v in last.items() if k != raw[-1]}
+    for parent, part in zip(reversed(chain[:-1]), reversed(raw[:-1]), strict=True):
+        copied: Any = dict(parent) if isinstance(parent, dict) else list(parent)
+        copied[part] = child
+        child = copied
+    return child
