@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from app.inventory.celdevice import build_cel_device
 from app.inventory.nodeselect import match_node_selector
+from app.inventory.profiles import ProfileIndex
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
 from app.k8s.models import Device, DeviceClass, Node, NodeSelector, ResourceSlice
@@ -124,17 +125,24 @@ def _reach(sl: ResourceSlice, dev: Device) -> _Reach:
 
 
 class _ShapeIds:
-    def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
+    """Interns device content: the *body* (everything but name, location and attributes) and the
+    *shape* (body and attributes).  Equal shapes behave alike for every claim; equal bodies behave
+    alike for every claim that reads none of the attributes that differ."""
 
-    def of(self, driver: str, dev: Device) -> tuple[int, bool]:
+    def __init__(self) -> None:
+        self._bodies: dict[str, int] = {}
+        self._shapes: dict[tuple[int, str], int] = {}
+
+    def of(self, driver: str, dev: Device, attributes: Mapping[str, tuple[str, object]]) -> tuple[int, int, bool]:
         text = driver + "\x00" + dev.model_dump_json(
-            by_alias=True, exclude={"name", "node_name", "node_selector", "all_nodes"}
+            by_alias=True, exclude={"name", "node_name", "node_selector", "all_nodes", "attributes"}
         )
-        known = text in self._ids
+        body = self._bodies.setdefault(text, len(self._bodies))
+        key = (body, repr(sorted(attributes.items())) + repr(sorted(dev.attributes)))
+        known = key in self._shapes
         if not known:
-            self._ids[text] = len(self._ids)
-        return self._ids[text], not known
+            self._shapes[key] = len(self._shapes)
+        return self._shapes[key], body, not known
 
 
 def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
@@ -157,7 +165,7 @@ def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
             for dev in sl.spec.devices:
                 kind_reach = _reach(sl, dev)
                 raw_attrs, attrs, broken = _qualified_attributes(driver, dev)
-                shape, new = shapes.of(driver, dev)
+                shape, body, new = shapes.of(driver, dev, raw_attrs)
                 multi = bool(dev.allow_multiple_allocations)
                 if new:
                     caps = {n: (c.value if c.value is not None else Quantity(0)) for n, c in dev.capacity.items()}
@@ -174,7 +182,7 @@ def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
                         index=len(devices), driver=driver, pool=pool_name, slice_name=sl.metadata.name or "",
                         name=dev.name, device=dev, multi=multi, attributes=attrs, broken_attribute=broken,
                         capacity=dict(dev.capacity), taints=tuple(dev.taints), counters=counters,
-                        node_label=str(node_label), shape=shape, cel=cel_by_shape[shape],
+                        node_label=str(node_label), shape=shape, body=body, cel=cel_by_shape[shape],
                     )
                 )
                 reach.append(kind_reach)
@@ -182,8 +190,22 @@ def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
     reachable = tuple(sorted({i for g in groups for i in g.devices}))
     return Inventory(
         classes=classes, pools=pools, devices=tuple(devices), nodes=nodes, groups=groups,
-        reachable=reachable,
+        reachable=reachable, profiles=ProfileIndex(devices, _base_ids(devices, pools)),
     )
+
+
+def _base_ids(devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord]) -> list[int]:
+    """Per device, the id of what a claim sees apart from attribute values: the body, whether
+    its attributes can be evaluated at all, its pool's usability and — for devices that draw on
+    shared counters — the pool itself (counters are per pool)."""
+    interned: dict[object, int] = {}
+    out: list[int] = []
+    for dev in devices:
+        cel_error = getattr(dev.cel, "error", None)
+        key = (dev.body, dev.broken_attribute, cel_error, dev.cel is None, pools[dev.pool_key].usable,
+               dev.pool_key if dev.counters else None)
+        out.append(interned.setdefault(key, len(interned)))
+    return out
 
 
 def _group_nodes(

@@ -46,6 +46,8 @@ class DeviceRecord:
     """Where the device lives, for messages: the node name, or "pool <name>"."""
     shape: int
     """Id of the device's content apart from its name and location: equal shapes behave alike."""
+    body: int
+    """Id of the device's content apart from its name, location and attributes."""
     cel: Any = None
 
     @property

@@ -51,7 +51,18 @@ class _Claim:
         self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for c in spec.devices.constraints)
         self.distinct = [c for c in spec.devices.constraints if c.distinct_attribute]
         self.exact_distinct = all(self._set_semantics(c.requests) for c in self.distinct)
+        reads: set[tuple[str, str]] | None = set()
+        for c in self.unique:
+            if c.reads is None or reads is None:
+                reads = None
+            else:
+                reads.update(c.reads)
+        # Devices with equal profiles under everything this claim reads get equal keys.
+        self.projection = inventory.profiles.project(
+            tuple(sorted(reads)) if reads is not None else None, tuple(a for a in self.attrs if a)
+        )
         self._dev_keys: dict[int, int] = {}
+        """Claim profile id → device key."""
         self._interned: dict[object, int] = {}
         self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
 
@@ -65,8 +76,9 @@ class _Claim:
         )
 
     def dev_key(self, dev: DeviceRecord) -> int:
-        """A small int: equal for devices that behave alike for this claim."""
-        got = self._dev_keys.get(dev.index)
+        """A small int: equal for devices that behave alike for this claim (decided once per profile)."""
+        pid = self.projection.ids[dev.index]
+        got = self._dev_keys.get(pid)
         if got is None:
             parts: list[object] = []
             for cand in self.unique:
@@ -80,15 +92,21 @@ class _Claim:
             pool = self.inventory.pools[dev.pool_key]
             full = (tuple(parts), dev.multi, caps, attrs, dev.pool_key if dev.counters else None, pool.usable, tuple(sorted(dev.counters.items())))
             got = self._interned.setdefault(full, len(self._interned))
-            self._dev_keys[dev.index] = got
+            self._dev_keys[pid] = got
         return got
 
     def group_keys(self) -> list[object]:
         """Per node group, in inventory order: equal keys mean equal answers.  Cached on the
-        snapshot per claim shape, so repeated checks of alike claims skip this work."""
+        snapshot per claim shape, so repeated checks of alike claims skip this work.
+
+        Groups with the same profiles in the same pool layout (one class of the projection) have
+        the same key, so the key is built from the devices of one group per class only."""
         cached = self.inventory.cache.get(self.cache_key)
         if cached is None:
-            cached = [self.group_key(g) for g in self.inventory.groups]
+            inventory = self.inventory
+            classes, first = self.projection.group_classes(inventory.devices, inventory.groups)
+            class_keys = [self.group_key(inventory.groups[g]) for g in first]
+            cached = [class_keys[c] for c in classes]
             self.inventory.cache[self.cache_key] = (cached, dict(self._dev_keys), dict(self._interned))
             return cached
         keys, dev_keys, interned = cached
