@@ -146,6 +146,6 @@ def candidates_for(alt: Alternative, inventory: Inventory) -> Candidates:
     got = inventory.cache.get(key)
     if got is None:
         got = Candidates(alt, inventory)
-        inventory.cache[key] = got
+        inventory.cache.put(key, got, weight=len(got.projection.representatives))
     assert isinstance(got, Candidates)
     return got

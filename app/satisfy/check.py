@@ -101,18 +101,20 @@ class _Claim:
 
         Groups with the same profiles in the same pool layout (one class of the projection) have
         the same key, so the key is built from the devices of one group per class only."""
-        cached = self.inventory.cache.get(self.cache_key)
-        if cached is None:
+        hit = self.inventory.cache.get(self.cache_key)
+        if not isinstance(hit, tuple):
             inventory = self.inventory
             classes, first = self.projection.group_classes(inventory.devices, inventory.groups)
             class_keys = [self.group_key(inventory.groups[g]) for g in first]
             cached = [class_keys[c] for c in classes]
-            self.inventory.cache[self.cache_key] = (cached, dict(self._dev_keys), dict(self._interned))
+            self.inventory.cache.put(
+                self.cache_key, (cached, dict(self._dev_keys), dict(self._interned)),
+                weight=1 + len(cached) // 32 + len(self._dev_keys),
+            )
             return cached
-        keys, dev_keys, interned = cached
-        self._dev_keys = dict(dev_keys)
-        self._interned = dict(interned)
-        assert isinstance(keys, list)
+        keys: list[object] = hit[0]
+        self._dev_keys = dict(hit[1])
+        self._interned = dict(hit[2])
         return keys
 
     def group_key(self, group: NodeGroup) -> object:
@@ -233,7 +235,27 @@ def _error_note(out: Outcome, severity: Severity) -> Note:
 def check_claim_spec(
     spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, deadline_seconds: float | None = None, strict: bool = False
 ) -> list[Note]:
-    """Satisfiability notes for one claim spec (``base`` is ``spec`` or ``spec.spec``)."""
+    """Satisfiability notes for one claim spec (``base`` is ``spec`` or ``spec.spec``).
+
+    The answer depends only on the spec and the snapshot, so it is remembered on the snapshot
+    (a bounded LRU: see :class:`~app.inventory.cache.BoundedCache`) — the webhook sees the same
+    few claim specs over and over.  An answer cut short by the deadline is not remembered.
+    """
+    key = ("notes", spec.model_dump_json(by_alias=True), str(base), strict)
+    cached = inventory.cache.get(key)
+    if isinstance(cached, tuple):
+        return list(cached)
+    started = time.monotonic()
+    notes = _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
+    cut_short = deadline_seconds is not None and time.monotonic() - started >= deadline_seconds
+    if not cut_short and not any(n.message.startswith(SEARCH_UNDECIDED) for n in notes):
+        inventory.cache.put(key, tuple(notes), weight=1 + len(key[1]) // 256)
+    return notes
+
+
+def _check(
+    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, deadline_seconds: float | None, strict: bool
+) -> list[Note]:
     plans = plan_claim(spec, base)
     if not plans:
         return []
