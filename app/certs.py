@@ -33,7 +33,10 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 __all__ = [
     "CertBundle",
     "add_certs_arguments",
+    "describe_certificate",
     "generate_bundle",
+    "generate_ca",
+    "generate_leaf",
     "patch_ca_bundle",
     "run_certs",
     "service_dns_names",

@@ -47,9 +47,9 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_lint(args: argparse.Namespace) -> int:
     from app.inventory import InputError, load_paths, open_inventory
-    from app.k8s.decode import CHECKED_KINDS, INVENTORY_KINDS
-    from app.report.render import count_at_least, render
-    from app.review.pipeline import ReviewOptions, review_documents
+    from app.k8s import CHECKED_KINDS, INVENTORY_KINDS
+    from app.report import count_at_least, render
+    from app.review import ReviewOptions, review_documents
 
     if "-" in args.paths and "-" in args.inventory:
         print("draguard: standard input (-) can be read once: give it to PATH or to --inventory",
@@ -97,7 +97,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the admission webhook and lint endpoint over HTTPS")
     certs = sub.add_parser("certs", help="generate a CA and serving certificate; inject caBundle")
     if command == "serve":
-        from app.server.cli_serve import add_serve_arguments
+        from app.server import add_serve_arguments
 
         add_serve_arguments(serve)
     if command == "certs":
@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "lint":
             return _run_lint(args)
         if args.command == "serve":
-            from app.server.cli_serve import run_serve
+            from app.server import run_serve
 
             return run_serve(args)
         if args.command == "certs":

@@ -14,8 +14,7 @@ from typing import Literal
 
 from app.capacity.names import resolve_capacity_name
 from app.capacity.policy import consumed_amount, policy_violation
-from app.k8s.models import DeviceCapacity
-from app.k8s.quantity import Quantity
+from app.k8s import DeviceCapacity, Quantity
 
 __all__ = ["CapacityFit", "CapacityMiss", "evaluate", "fits_on_top"]
 

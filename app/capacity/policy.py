@@ -9,9 +9,16 @@ refuses (or worse, the reverse).  Everything else compares exact :class:`Quantit
 
 from __future__ import annotations
 
-from app.k8s.golang import round_up_to_step, whole_units, whole_units_off_step
-from app.k8s.models import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
-from app.k8s.quantity import Format, Quantity
+from app.k8s import (
+    CapacityRequestPolicy,
+    CapacityRequestPolicyRange,
+    DeviceCapacity,
+    Format,
+    Quantity,
+    round_up_to_step,
+    whole_units,
+    whole_units_off_step,
+)
 
 __all__ = ["consumed_amount", "policy_violation", "round_up_range", "round_up_valid_values"]
 

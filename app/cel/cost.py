@@ -34,7 +34,7 @@ import math
 from app.cel import ast as A
 from app.cel import types as T
 from app.cel.typecheck import Checked
-from app.k8s.golang import UINT64_MAX
+from app.k8s import UINT64_MAX
 
 __all__ = ["COST_LIMIT", "INF", "estimate_cost"]
 

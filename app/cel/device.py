@@ -16,7 +16,7 @@ from typing import Any
 
 from app.cel.semver import SemverError, parse_semver
 from app.cel.values import DefaultMap
-from app.k8s.quantity import Quantity
+from app.k8s import Quantity
 
 __all__ = ["CelDevice", "make_device", "split_name"]
 

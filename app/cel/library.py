@@ -31,8 +31,7 @@ from app.cel.values import (
     no_overload,
     type_name,
 )
-from app.k8s.golang import INT64_MAX, fits_int64, fits_uint64
-from app.k8s.quantity import Format, Quantity, QuantityError, parse_quantity
+from app.k8s import INT64_MAX, Format, Quantity, QuantityError, fits_int64, fits_uint64, parse_quantity
 
 __all__ = ["FUNCTIONS", "UNSUPPORTED", "Function", "Overload", "compile_regex"]
 

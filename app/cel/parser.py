@@ -31,7 +31,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from app.cel import ast as A
 from app.cel.errors import format_error
 from app.cel.values import UInt
-from app.k8s.golang import fits_int64, fits_uint64
+from app.k8s import fits_int64, fits_uint64
 
 __all__ = ["ParseError", "parse", "parse_with_tree", "read_literal"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.cel.errors import EvalError
 from app.cel.semver import Semver
-from app.k8s.quantity import Quantity
+from app.k8s import Quantity
 
 __all__ = [
     "EMPTY_MAP", "DefaultMap", "TypeValue", "UInt", "cel_equal", "go_type_name", "no_overload", "type_name",

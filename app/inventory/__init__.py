@@ -9,6 +9,13 @@ snapshot; nothing writes to it.
 
 from app.inventory.build import build_inventory
 from app.inventory.files import InputError, load_paths
+from app.inventory.kubeconfig import (
+    KubeConfig,
+    KubeConfigError,
+    load_in_cluster,
+    load_kube_config,
+    make_client,
+)
 from app.inventory.records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
 from app.inventory.sources import InventorySource, NoInventory, StaticInventory, open_inventory
@@ -19,12 +26,17 @@ __all__ = [
     "InputError",
     "Inventory",
     "InventorySource",
+    "KubeConfig",
+    "KubeConfigError",
     "NoInventory",
     "NodeGroup",
     "PoolKey",
     "PoolRecord",
     "StaticInventory",
     "build_inventory",
+    "load_in_cluster",
+    "load_kube_config",
     "load_paths",
+    "make_client",
     "open_inventory",
 ]

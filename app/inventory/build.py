@@ -20,9 +20,7 @@ from app.inventory.nodeselect import match_node_selector
 from app.inventory.profiles import ProfileIndex
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
-from app.k8s.models import Device, DeviceClass, Node, NodeSelector, ResourceSlice
-from app.k8s.quantity import Quantity
-from app.k8s.structure import decode_object
+from app.k8s import Device, DeviceClass, Node, NodeSelector, Quantity, ResourceSlice, decode_object
 
 __all__ = ["build_inventory"]
 

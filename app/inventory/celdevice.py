@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from app.cel import CelDevice, make_device
-from app.k8s.quantity import Quantity
+from app.k8s import Quantity
 
 __all__ = ["build_cel_device"]
 

@@ -17,8 +17,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from app.k8s.decode import DecodeResult, decode_bytes, decode_text
-from app.k8s.finding import Finding, Reason, Severity
+from app.k8s import DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
 
 __all__ = ["MANIFEST_SUFFIXES", "MAX_FILE_BYTES", "STDIN_NAME", "InputError", "load_paths"]
 

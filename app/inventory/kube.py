@@ -31,7 +31,7 @@ from app.inventory.kubeconfig import KubeConfig, KubeError, make_client
 
 if TYPE_CHECKING:
     from app.inventory import Inventory
-    from app.k8s.finding import Finding
+    from app.k8s import Finding
 
 __all__ = [
     "RESOURCES",

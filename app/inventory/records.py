@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.k8s.models import Device, DeviceCapacity, DeviceTaint
-from app.k8s.quantity import Quantity
+from app.k8s import Device, DeviceCapacity, DeviceTaint, Quantity
 
 __all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "PoolKey", "PoolRecord"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from app.inventory.cache import BoundedCache
 from app.inventory.profiles import ProfileIndex
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
-from app.k8s.models import DeviceClass
+from app.k8s import DeviceClass
 
 __all__ = ["Inventory"]
 

@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app.inventory.build import build_inventory
 from app.inventory.files import load_paths
 from app.inventory.snapshot import Inventory
-from app.k8s.decode import INVENTORY_KINDS
-from app.k8s.finding import Finding
+from app.k8s import INVENTORY_KINDS, Finding
 
 if TYPE_CHECKING:
     from app.inventory.kubeconfig import KubeConfig

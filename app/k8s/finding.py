@@ -74,6 +74,9 @@ class Finding:
     line: int = 0
     column: int = 0
     extra: dict[str, Any] = dc_field(default_factory=dict, compare=False, hash=False)
+    brief: str = dc_field(default="", compare=False, hash=False)
+    """A short form with the figure first (``7Gi→10Gi memory for request "gpu"``) for places
+    with little room — AdmissionReview warnings; empty when the message is short already."""
 
     @classmethod
     def for_object(
@@ -85,6 +88,8 @@ class Finding:
         field_path: str = "",
         line: int = 0,
         column: int = 0,
+        *,
+        brief: str = "",
         **extra: Any,
     ) -> Finding:
         return cls(
@@ -99,6 +104,7 @@ class Finding:
             line=line or ref.line,
             column=column if line else (column or ref.column),
             extra=dict(extra),
+            brief=brief,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -134,3 +140,4 @@ class Note:
     message: str
     path: Path | None = None
     severity: Severity = Severity.WARNING
+    brief: str = ""  # see Finding.brief

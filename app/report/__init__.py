@@ -1,0 +1,8 @@
+"""Findings → what each door prints: text, JSON, JUnit, SARIF (:mod:`.render`) and the
+AdmissionReview response (:mod:`.admission`).  Formatting only: no decision is made here.
+"""
+
+from app.report.admission import allow, mutation_response, validation_response
+from app.report.render import FORMATS, Format, count_at_least, render
+
+__all__ = ["FORMATS", "Format", "allow", "count_at_least", "mutation_response", "render", "validation_response"]

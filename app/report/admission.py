@@ -6,7 +6,10 @@ missing message reads "without explanation" (anchors §6, kube-rs#494), so a den
 carries ``code`` 422, ``reason: Invalid``, the message kube-apiserver itself would produce
 (``ResourceClaim.resource.k8s.io "name" is invalid: [<path>: <body>, …]``) and one
 ``metav1.StatusCause`` per finding.  Warnings are capped at 120 characters as the API asks,
-and a long list is summarised rather than silently truncated by the API server.
+and a long list is summarised rather than silently truncated by the API server.  Each warning
+starts with its reason (DESIGN.md §5), then the figure it is about (a check's short
+:attr:`~app.k8s.finding.Finding.brief` when it has one), the field last when there is room; a
+warning too long is cut between words, so no number is ever cut in half.
 """
 
 from __future__ import annotations
@@ -16,9 +19,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from app.k8s.field import aggregate_texts
-from app.k8s.finding import Finding, Severity
-from app.review.pipeline import ObjectReview
+from app.k8s import Finding, Reason, Severity, aggregate_texts
+from app.review import ObjectReview
 
 __all__ = [
     "MAX_CAUSES",
@@ -73,13 +75,26 @@ def denial_status(kind: str, name: str, errors: Sequence[Finding], group: str = 
 
 
 def _clip(text: str, limit: int = WARNING_LIMIT) -> str:
+    """One line of at most ``limit`` characters, cut between words (a figure stays whole)."""
     text = " ".join(text.split())  # one line: warnings are shown as single-line headers
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if not text[limit - 1].isspace():  # the cut falls inside a word: drop the word's start
+        word_start = cut.rfind(" ")
+        if word_start > limit // 2:  # unless the "word" is half the warning (a blob, not a figure)
+            cut = cut[:word_start]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def finding_warning(f: Finding) -> str:
-    """One finding as a warning: reason first, so truncation keeps what matters most."""
-    return _clip(f"{f.reason}: {_field_error_text(f)}")
+    """One finding as a warning: reason, then the figure-first text, then the field if it fits."""
+    text = f"{f.reason}: {f.brief or f.message}"
+    if f.field:
+        located = f"{text} at {f.field}"
+        if len(" ".join(located.split())) <= WARNING_LIMIT:
+            return _clip(located)
+    return _clip(text)
 
 
 def limit_warnings(warnings: Sequence[str], limit: int = MAX_WARNINGS) -> list[str]:
@@ -122,7 +137,7 @@ def validation_response(
 def mutation_response(uid: str, review: ObjectReview) -> dict[str, Any]:
     """The ``response`` of ``/mutate``: always allowed (validation is ``/validate``'s job);
     a base64 JSONPatch only when there is something to fill, with warnings saying what."""
-    response = allow(uid, [f"draguard filled in: {d}" for d in review.patch_descriptions])
+    response = allow(uid, [f"{Reason.CAPACITY_DEFAULTED}: {d}" for d in review.patch_descriptions])
     if review.patch:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(json.dumps(review.patch, separators=(",", ":")).encode()).decode()

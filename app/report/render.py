@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from app.k8s.finding import Finding, Severity
+from app.k8s import Finding, Severity
 from app.report.rules import rule_for
-from app.review.pipeline import Review
+from app.review import Review
 
 __all__ = ["FORMATS", "Format", "render", "severity_at_least"]
 

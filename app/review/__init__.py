@@ -1,0 +1,12 @@
+"""The pipeline every door shares: objects (+ inventory) → findings, and → the mutating JSONPatch.
+
+Public surface: :func:`review_documents` (lint, ``/lint``), :func:`review_admission` (the
+webhook), their options (:class:`ReviewOptions`) and results (:class:`Review`,
+:class:`ObjectReview`).  Decoding is :mod:`app.k8s`'s, the rules :mod:`app.validation`'s, the
+proof of (un)satisfiability and the defaults to fill :mod:`app.satisfy`'s; this package only
+orders them and turns their answers into findings and patches.
+"""
+
+from app.review.pipeline import ObjectReview, Review, ReviewOptions, review_admission, review_documents
+
+__all__ = ["ObjectReview", "Review", "ReviewOptions", "review_admission", "review_documents"]

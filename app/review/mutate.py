@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.inventory import Inventory
-from app.k8s.models import ResourceClaimSpec
+from app.k8s import ResourceClaimSpec
 from app.satisfy import DefaultFill, policy_defaults
 
 __all__ = ["default_fill_patch", "escape_pointer"]
@@ -63,8 +63,9 @@ def _ops_for(fill: DefaultFill, raw_obj: Mapping[str, Any]) -> list[dict[str, An
 
 
 def _describe(fill: DefaultFill) -> str:
-    shown = ", ".join(f"capacity.requests[{n}]={q}" for n, q in fill.values.items())
-    return f'request "{fill.request}": set {shown}, the request policy default of every device it can be allocated'
+    """Figure first: the description is also the AdmissionReview warning, cut at 120 characters."""
+    shown = ", ".join(f"{q} {n}" for n, q in fill.values.items())
+    return f'{shown} filled in for request "{fill.request}": the policy default of every device it can get'
 
 
 def default_fill_patch(

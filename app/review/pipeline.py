@@ -24,11 +24,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.inventory import Inventory, build_inventory
-from app.k8s.decode import CHECKED_KINDS, Document
-from app.k8s.field import FieldError, Path
-from app.k8s.finding import Finding, Note, ObjectRef, Reason, Severity
-from app.k8s.models import ResourceClaim, ResourceClaimTemplate
-from app.k8s.structure import Structural, decode_object
+from app.k8s import (
+    CHECKED_KINDS,
+    Document,
+    FieldError,
+    Finding,
+    Note,
+    ObjectRef,
+    Path,
+    Reason,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    Severity,
+    Structural,
+    decode_object,
+)
 from app.review.mutate import default_fill_patch
 from app.satisfy import check_claim_spec
 from app.validation import ValidationContext, ValidationResult, validate, validate_update
@@ -124,7 +134,8 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
     if note.reason == Reason.UNSATISFIABLE and options.unsatisfiable == "warn":
         severity = Severity.WARNING
     line, col = _at(doc, ref, note.path)
-    return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col)
+    return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col,
+                              brief=note.brief)
 
 
 def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options: ReviewOptions) -> list[Finding]:

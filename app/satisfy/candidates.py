@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.capacity import CapacityFit, evaluate
 from app.inventory import DeviceRecord, Inventory
-from app.k8s.models import DeviceTaint, DeviceToleration
+from app.k8s import DeviceTaint, DeviceToleration
 from app.satisfy.plan import Alternative
 from app.satisfy.selectors import SelectorError, SelectorSet, compile_selectors
 

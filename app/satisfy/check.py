@@ -17,9 +17,7 @@ import time
 from collections.abc import Sequence
 
 from app.inventory import DeviceRecord, Inventory, NodeGroup
-from app.k8s.field import Path
-from app.k8s.finding import Note, Reason, Severity
-from app.k8s.models import ResourceClaimSpec
+from app.k8s import Note, Path, Reason, ResourceClaimSpec, Severity
 from app.satisfy.candidates import Candidates, Status, candidates_for, content_key
 from app.satisfy.constraints import build_constraints, lookup_attribute
 from app.satisfy.explain import explain_alternative, explain_combination

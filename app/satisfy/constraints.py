@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.inventory import AttrValue, DeviceRecord
-from app.k8s.models import DeviceConstraint
+from app.k8s import DeviceConstraint
 
 __all__ = ["ConstraintState", "DistinctState", "MatchState", "build_constraints", "lookup_attribute"]
 

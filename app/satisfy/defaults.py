@@ -18,9 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.inventory import Inventory
-from app.k8s.field import Path
-from app.k8s.models import ResourceClaimSpec
-from app.k8s.quantity import Quantity
+from app.k8s import Path, Quantity, ResourceClaimSpec
 from app.satisfy.candidates import Entry, Status, candidates_for
 from app.satisfy.plan import Alternative, plan_claim
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.k8s.finding import Note, Reason, Severity
-from app.k8s.quantity import Quantity
+from app.k8s import Note, Quantity, Reason, Severity
 from app.satisfy.candidates import Candidates, Entry, Status
 from app.satisfy.plan import RequestPlan
 
@@ -46,6 +45,7 @@ def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]
                             f'request "{alt.display}": {asked} of {name} will consume {shown_amount} (the devices\' request policy rounds it up)',
                             alt.path.child("capacity").child("requests").key(name),
                             Severity.WARNING,
+                            brief=f'{asked}→{shown_amount} {name} for request "{alt.display}" (policy rounds up)',
                         )
                     )
             defaults: dict[str, set[str]] = {}
@@ -67,6 +67,7 @@ def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]
                         f'request "{alt.display}": {key} is not requested, so the request policy default {shown} will be consumed',
                         alt.path,
                         Severity.INFO,
+                        brief=f'{shown} {key} for request "{alt.display}", the policy default (none requested)',
                     )
                 )
     return notes

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from app.capacity import fits_on_top
 from app.inventory import DeviceRecord, Inventory, PoolKey
-from app.k8s.quantity import Format, Quantity
+from app.k8s import Format, Quantity
 from app.satisfy.candidates import Candidates, Entry, Status
 from app.satisfy.constraints import ConstraintState
 from app.satisfy.plan import Alternative, RequestPlan

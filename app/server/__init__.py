@@ -1,0 +1,7 @@
+"""``draguard serve``: the HTTPS server (FastAPI on uvicorn) — webhook routes, ``/lint``, health,
+metrics, TLS with certificate reload.  An adapter at the top: the CLI is its only importer.
+"""
+
+from app.server.cli_serve import add_serve_arguments, run_serve
+
+__all__ = ["add_serve_arguments", "run_serve"]

@@ -21,9 +21,16 @@ import threading
 from pathlib import Path
 
 from app.certs import generate_bundle, write_bundle
-from app.inventory import InputError, InventorySource, open_inventory
-from app.inventory.kubeconfig import KubeConfig, KubeConfigError, load_in_cluster, load_kube_config
-from app.review.pipeline import ReviewOptions
+from app.inventory import (
+    InputError,
+    InventorySource,
+    KubeConfig,
+    KubeConfigError,
+    load_in_cluster,
+    load_kube_config,
+    open_inventory,
+)
+from app.review import ReviewOptions
 from app.server.app import create_app
 from app.server.health import health_only
 from app.server.logs import configure_logging

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.inventory import InventorySource
-from app.k8s.decode import decode_bytes
-from app.report.render import FORMATS, Format, render
-from app.review.pipeline import ReviewOptions, review_documents
+from app.k8s import decode_bytes
+from app.report import FORMATS, Format, render
+from app.review import ReviewOptions, review_documents
 
 __all__ = ["BODY_NAME", "LintResult", "lint_bytes", "parse_format"]
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from app.certs import service_dns_names
-from app.inventory.kubeconfig import KubeConfig, make_client
+from app.inventory import KubeConfig, make_client
 from app.server.kube_objects import Conflict, ObjectApiError, ObjectClient
 from app.server.lease import LeaseLock
 from app.server.rotation_plan import BUNDLE_KEY, RotationPolicy, parse_certificates, plan_rotation

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.inventory import InventorySource, NoInventory
-from app.review.pipeline import ReviewOptions
+from app.review import ReviewOptions
 from app.server.tls import CertReloader
 
 __all__ = ["MAX_BODY_BYTES", "ServerState"]

@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.inventory import InventorySource
-from app.k8s.decode import CHECKED_KINDS
-from app.k8s.finding import Reason, Severity
-from app.report.admission import allow, mutation_response, validation_response
-from app.review.pipeline import ObjectReview, ReviewOptions, review_admission
+from app.k8s import CHECKED_KINDS, Reason, Severity
+from app.report import allow, mutation_response, validation_response
+from app.review import ObjectReview, ReviewOptions, review_admission
 from app.satisfy import SEARCH_UNDECIDED
 
 __all__ = [

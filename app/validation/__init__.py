@@ -16,9 +16,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.k8s.field import FieldError, Path, forbidden
-from app.k8s.finding import Note, Severity
-from app.k8s.models import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from app.k8s import (
+    DeviceClass,
+    FieldError,
+    Note,
+    Path,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    Severity,
+    forbidden,
+)
 from app.validation.deviceclass import validate_device_class, validate_device_class_update
 from app.validation.lints import lint_claim_spec, lint_resource_slice_spec
 from app.validation.resourceclaim import (

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.k8s.field import OMIT, FieldError, Path, invalid, required, too_long
-from app.k8s.models import OpaqueDeviceConfiguration
-from app.k8s.tree import json_length
+from app.k8s import (
+    OMIT,
+    FieldError,
+    OpaqueDeviceConfiguration,
+    Path,
+    invalid,
+    json_length,
+    required,
+    too_long,
+)
 from app.validation.names import validate_driver_name
 
 __all__ = [

@@ -7,8 +7,7 @@ an unchanged list as already stored.
 
 from __future__ import annotations
 
-from app.k8s.field import FieldError, Path, invalid
-from app.k8s.models import DeviceClass, DeviceClassConfiguration, DeviceClassSpec
+from app.k8s import DeviceClass, DeviceClassConfiguration, DeviceClassSpec, FieldError, Path, invalid
 from app.validation.config import validate_device_configuration
 from app.validation.helpers import validate_slice
 from app.validation.meta import validate_object_meta, validate_object_meta_update

@@ -9,16 +9,19 @@ not multi-allocatable, ``step`` ≤ 0 and max values the step check rejects are 
 
 from __future__ import annotations
 
-from app.k8s.field import Path
-from app.k8s.finding import Note, Severity
-from app.k8s.golang import whole_units, whole_units_off_step
-from app.k8s.models import (
+from app.k8s import (
     CapacityRequirements,
     DeviceCapacity,
+    Note,
+    Path,
+    Quantity,
     ResourceClaimSpec,
     ResourceSliceSpec,
+    Severity,
+    canonical_string,
+    whole_units,
+    whole_units_off_step,
 )
-from app.k8s.quantity import Quantity, canonical_string
 
 __all__ = [
     "LINT_DEFAULT_WITHOUT_RANGE",

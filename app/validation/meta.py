@@ -14,8 +14,7 @@ manifests.  draguard checks what the API server checks on the object as sent:
 
 from __future__ import annotations
 
-from app.k8s.field import FieldError, Path, forbidden, invalid, required, too_long
-from app.k8s.models import ObjectMeta
+from app.k8s import FieldError, ObjectMeta, Path, forbidden, invalid, required, too_long
 from app.validation.names import (
     is_dns1123_label,
     is_dns1123_subdomain,

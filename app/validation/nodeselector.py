@@ -7,8 +7,16 @@ texts are those of ``pkg/apis/core/validation``.
 
 from __future__ import annotations
 
-from app.k8s.field import FieldError, Path, forbidden, invalid, required
-from app.k8s.models import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from app.k8s import (
+    FieldError,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Path,
+    forbidden,
+    invalid,
+    required,
+)
 from app.validation.names import is_dns1123_subdomain, is_valid_label_value, validate_label_name
 
 __all__ = ["validate_node_selector"]

@@ -19,10 +19,20 @@ Every message is byte-for-byte the API server's.
 
 from __future__ import annotations
 
-from app.k8s.field import FieldError, Path, forbidden, invalid, required
-from app.k8s.golang import INT64_MAX, whole_units, whole_units_off_step
-from app.k8s.models import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
-from app.k8s.quantity import Quantity
+from app.k8s import (
+    INT64_MAX,
+    CapacityRequestPolicy,
+    CapacityRequestPolicyRange,
+    DeviceCapacity,
+    FieldError,
+    Path,
+    Quantity,
+    forbidden,
+    invalid,
+    required,
+    whole_units,
+    whole_units_off_step,
+)
 from app.validation.helpers import validate_set
 
 __all__ = [

@@ -15,9 +15,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
-from app.k8s.field import FieldError, Path, forbidden, invalid, not_supported, required, too_long, too_many
-from app.k8s.golang import byte_len
-from app.k8s.models import (
+from app.k8s import (
     AllocatedDeviceStatus,
     AllocationResult,
     DeviceAllocationConfiguration,
@@ -28,14 +26,23 @@ from app.k8s.models import (
     DeviceRequestAllocationResult,
     DeviceSubRequest,
     ExactDeviceRequest,
+    FieldError,
     NetworkDeviceData,
+    Path,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimSpec,
     ResourceClaimStatus,
     ResourceClaimTemplate,
+    byte_len,
+    equal,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
 )
-from app.k8s.tree import equal
 from app.validation.config import validate_device_configuration, validate_raw_extension
 from app.validation.helpers import validate_set, validate_slice
 from app.validation.meta import (

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import re
 
-from app.k8s.field import FieldError, Path, invalid, required, too_long
-from app.k8s.golang import byte_len
-from app.k8s.models import (
+from app.k8s import (
     Counter,
     CounterSet,
     Device,
     DeviceAttribute,
     DeviceCounterConsumption,
+    FieldError,
+    Path,
     ResourcePool,
     ResourceSlice,
     ResourceSliceSpec,
+    byte_len,
+    invalid,
+    required,
+    too_long,
 )
 from app.validation.helpers import validate_map, validate_set, validate_slice
 from app.validation.meta import validate_object_meta, validate_object_meta_update

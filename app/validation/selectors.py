@@ -15,15 +15,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from app.cel import CompileFailure, compile_selector
-from app.k8s.field import FieldError, Path, forbidden, invalid, required, too_long
-from app.k8s.finding import Note, Severity
-from app.k8s.golang import byte_len
-from app.k8s.models import (
+from app.k8s import (
     DeviceClass,
     DeviceSelector,
+    FieldError,
+    Note,
+    Path,
     ResourceClaim,
     ResourceClaimSpec,
     ResourceClaimTemplate,
+    Severity,
+    byte_len,
+    forbidden,
+    invalid,
+    required,
+    too_long,
 )
 from app.validation.helpers import validate_slice
 

@@ -9,8 +9,16 @@ per device by the caller.
 
 from __future__ import annotations
 
-from app.k8s.field import FieldError, Path, duplicate, invalid, not_supported, required
-from app.k8s.models import DeviceTaint, DeviceToleration
+from app.k8s import (
+    DeviceTaint,
+    DeviceToleration,
+    FieldError,
+    Path,
+    duplicate,
+    invalid,
+    not_supported,
+    required,
+)
 from app.validation.helpers import validate_slice
 from app.validation.names import validate_label_name, validate_label_value
 

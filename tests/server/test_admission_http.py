@@ -56,7 +56,8 @@ def test_valid_claim_is_allowed_with_info_as_warning(served: Served) -> None:
     assert response["allowed"] is True
     assert "status" not in response and "patch" not in response
     warnings = check_warnings(response)
-    assert len(warnings) == 1 and warnings[0].startswith("CapacityDefaulted: spec.devices.requests[0].exactly: ")
+    assert warnings == ['CapacityDefaulted: 4Gi memory for request "gpu", the policy default (none requested) '
+                        "at spec.devices.requests[0].exactly"]
 
 
 def test_invalid_claim_is_denied_like_the_api_server(served: Served) -> None:
@@ -115,7 +116,7 @@ def test_unsatisfiable_warn_mode_allows_with_warning(
     s = serve(ServerState(inventory=static_inventory, options=ReviewOptions(unsatisfiable="warn")))
     response = post(s, "/validate", admission_review(claim("big", memory="50Gi")))
     assert response["allowed"] is True
-    assert check_warnings(response)[0].startswith("Unsatisfiable: spec.devices.requests[0]: ")
+    assert check_warnings(response)[0].startswith('Unsatisfiable: request "gpu": 52Gi after rounding 50Gi')
 
 
 def test_dry_run_is_answered_exactly_like_a_real_request(served: Served) -> None:
@@ -217,7 +218,8 @@ def test_mutate_fills_defaults_with_a_jsonpatch(served: Served) -> None:
     assert patch == [{"op": "add", "path": "/spec/devices/requests/0/exactly/capacity",
                       "value": {"requests": {"memory": "4Gi"}}}]
     warnings = check_warnings(response)
-    assert len(warnings) == 1 and warnings[0].startswith("draguard filled in: ")
+    assert warnings == ['CapacityDefaulted: 4Gi memory filled in for request "gpu": '
+                        "the policy default of every device it can get"]
 
 
 def test_mutate_without_anything_to_fill(served: Served) -> None:
@@ -310,3 +312,10 @@ def test_one_structured_log_line_per_review(served: Served, caplog: pytest.LogCa
     line = JsonFormatter().format(records[0])
     parsed = json.loads(line)
     assert parsed["uid"] == "log-uid-1" and parsed["msg"] == "review" and "\n" not in line
+
+
+def test_rounding_warning_is_figure_first(served: Served) -> None:
+    response = post(served, "/validate", admission_review(claim("seven", memory="7Gi")))
+    assert response["allowed"] is True
+    # the field path would pass 120 characters: the figure stays, the path is left out
+    assert check_warnings(response) == ['CapacityRounded: 7Gi→8Gi memory for request "gpu" (policy rounds up)']

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
+
 from app.k8s.finding import Finding, ObjectRef, Severity
 from app.report.admission import (
     MAX_CAUSES,
@@ -56,7 +58,7 @@ def test_causes_are_capped() -> None:
 def test_warnings_are_clipped_to_120_and_summarised() -> None:
     long = Finding.for_object(REF, Severity.WARNING, "LintStepZero", "x" * 300 + "\nsecond line", "spec.a")
     text = finding_warning(long)
-    assert len(text) == 120 and text.endswith("…") and text.startswith("LintStepZero: spec.a: xxx")
+    assert len(text) == 120 and text.endswith("…") and text.startswith("LintStepZero: xxx")
     many = limit_warnings([f"w{i}" for i in range(25)])
     assert len(many) == 10
     assert many[:9] == [f"w{i}" for i in range(9)]
@@ -70,7 +72,7 @@ def test_denial_keeps_warnings_and_allow_has_no_status() -> None:
         Finding.for_object(REF, Severity.INFO, "CapacityDefaulted", "default 4Gi", "spec.b"),
     ])
     response = validation_response("u", review, kind="ResourceClaim", name="c")
-    assert response["allowed"] is False and response["warnings"] == ["CapacityDefaulted: spec.b: default 4Gi"]
+    assert response["allowed"] is False and response["warnings"] == ["CapacityDefaulted: default 4Gi at spec.b"]
     allowed = validation_response("u", ObjectReview(ref=REF), kind="ResourceClaim", name="c")
     assert allowed == {"uid": "u", "allowed": True}
 
@@ -81,5 +83,46 @@ def test_mutation_response() -> None:
     response = mutation_response("u", review)
     assert response["patchType"] == "JSONPatch"
     assert json.loads(base64.b64decode(response["patch"])) == review.patch
-    assert response["warnings"] == ["draguard filled in: set x=1"]
+    assert response["warnings"] == ["CapacityDefaulted: set x=1"]
     assert mutation_response("u", ObjectReview(ref=REF)) == {"uid": "u", "allowed": True}
+
+
+# ------------------------------------------------------------------ concise warnings (#13 item 5)
+ROUNDED_FIELD = "spec.devices.requests[0].exactly.capacity.requests[memory]"
+ROUNDED_MESSAGE = "request \"gpu\": 7Gi of memory will consume 10Gi (the devices' request policy rounds it up)"
+
+
+def test_warning_puts_the_figure_first_from_the_checks_brief() -> None:
+    rounded = Finding.for_object(REF, Severity.WARNING, "CapacityRounded", ROUNDED_MESSAGE, ROUNDED_FIELD,
+                                 brief='7Gi→10Gi memory for request "gpu" (policy rounds up)')
+    text = finding_warning(rounded)
+    assert text.startswith("CapacityRounded: 7Gi→10Gi memory")
+    assert len(text) <= 120 and "10Gi" in text
+
+
+def test_without_a_brief_the_message_comes_before_the_field_and_keeps_its_figure() -> None:
+    # the old order (reason: field: message) cut this one at "will consume…", dropping 10Gi
+    rounded = Finding.for_object(REF, Severity.WARNING, "CapacityRounded", ROUNDED_MESSAGE, ROUNDED_FIELD)
+    text = finding_warning(rounded)
+    assert text.startswith('CapacityRounded: request "gpu": 7Gi of memory will consume 10Gi')
+    assert len(text) <= 120
+
+
+def test_the_field_is_added_only_when_it_fits() -> None:
+    short = Finding.for_object(REF, Severity.WARNING, "LintMaxOffGrid", "round max down to 79Gi", "spec.a")
+    assert finding_warning(short) == "LintMaxOffGrid: round max down to 79Gi at spec.a"
+
+
+@pytest.mark.parametrize("pad", range(0, 12))
+def test_a_number_is_never_cut_in_half(pad: int) -> None:
+    # slide the figure 123456789Gi across the 120-character limit: it is whole or absent
+    message = "a" * 10 + " " + "word " * 18 + "x" * pad + " 123456789Gi of memory requested"
+    text = finding_warning(Finding.for_object(REF, Severity.WARNING, "LintX", message))
+    assert len(text) <= 120
+    tokens = text.rstrip("…").split()
+    assert all(t == "123456789Gi" for t in tokens if t[0].isdigit()), text
+
+
+def test_the_summary_of_many_warnings_stays_within_the_limit() -> None:
+    many = limit_warnings([f"CapacityRounded: {i}Gi→{i + 1}Gi memory" for i in range(30)])
+    assert len(many) == 10 and all(len(w) <= 120 for w in many)
