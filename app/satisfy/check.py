@@ -239,7 +239,11 @@ def check_claim_spec(
     (a bounded LRU: see :class:`~app.inventory.cache.BoundedCache`) — the webhook sees the same
     few claim specs over and over.  An answer cut short by the deadline is not remembered.
     """
-    key = ("notes", spec.model_dump_json(by_alias=True), str(base), strict)
+    try:  # opaque driver config never changes an allocation, and may nest 10,000 levels deep
+        text = spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}})
+    except ValueError:
+        return _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
+    key = ("notes", text, str(base), strict)
     cached = inventory.cache.get(key)
     if isinstance(cached, tuple):
         return list(cached)
@@ -247,7 +251,7 @@ def check_claim_spec(
     notes = _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
     cut_short = deadline_seconds is not None and time.monotonic() - started >= deadline_seconds
     if not cut_short and not any(n.message.startswith(SEARCH_UNDECIDED) for n in notes):
-        inventory.cache.put(key, tuple(notes), weight=1 + len(key[1]) // 256)
+        inventory.cache.put(key, tuple(notes), weight=1 + len(text) // 256)
     return notes
 
 
