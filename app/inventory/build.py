@@ -299,13 +299,13 @@ class InventoryBuilder:
 def _base_ids(devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord]) -> list[int]:
     """Per device, the id of what a claim sees apart from attribute values: the body, whether
     its attributes can be evaluated at all, its pool's usability and — for devices that draw on
-    shared counters — the pool itself (counters are per pool)."""
+    shared counters — the pool's counter limits."""
     interned: dict[object, int] = {}
     out: list[int] = []
     for dev in devices:
         cel_error = getattr(dev.cel, "error", None)
         key = (dev.body, dev.broken_attribute, cel_error, dev.cel is None, pools[dev.pool_key].usable,
-               dev.pool_key if dev.counters else None)
+               pools[dev.pool_key].counter_signature if dev.counters else None)
         out.append(interned.setdefault(key, len(interned)))
     return out
 

@@ -78,6 +78,11 @@ class PoolRecord:
     def usable(self) -> bool:
         return self.complete and self.invalid is None
 
+    @property
+    def counter_signature(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+        """The pool's shared counters and their limits, comparable between pools."""
+        return tuple(sorted((s, tuple(sorted((c, q.nanos) for c, q in cs.items()))) for s, cs in self.counter_sets.items()))
+
 
 @dataclass(frozen=True, slots=True)
 class NodeGroup:

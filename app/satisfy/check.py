@@ -88,7 +88,10 @@ class _Claim:
             caps = tuple(sorted((k, c.value.nanos if c.value is not None else 0) for k, c in dev.capacity.items())) if dev.multi else ()
             attrs = tuple(lookup_attribute(dev, a) for a in self.attrs)
             pool = self.inventory.pools[dev.pool_key]
-            full = (tuple(parts), dev.multi, caps, attrs, dev.pool_key if dev.counters else None, pool.usable, tuple(sorted(dev.counters.items())))
+            # Counters are per pool: the pool's counter limits (not its name) belong to the key; the
+            # node group key tells the pools of a group apart by their position in the group.
+            full = (tuple(parts), dev.multi, caps, attrs, pool.counter_signature if dev.counters else None, pool.usable,
+                    tuple(sorted(dev.counters.items())))
             got = self._interned.setdefault(full, len(self._interned))
             self._dev_keys[pid] = got
         return got
