@@ -9,10 +9,12 @@ STAMP  := $(VENV)/.installed
 
 all: test
 
-$(STAMP): pyproject.toml
+# the runtime dependencies at the versions of requirements.lock (what the image ships), so the
+# tests run what is deployed; dev tools float
+$(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)

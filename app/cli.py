@@ -43,17 +43,31 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="list documents of kinds draguard skips")
     parser.add_argument("--sarif-root", default=None, metavar="DIR",
                         help="SARIF artifact URIs are relative to DIR (default: the working directory)")
+    add_target_arguments(parser)
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--kubernetes-version`` and ``--feature-gates`` (shared by lint and serve)."""
+    parser.add_argument("--kubernetes-version", default=None, metavar="1.34|1.35|1.36",
+                        help="answer as this Kubernetes version's API server would (default 1.36)")
+    parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
+                        help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
 
 
 def _run_lint(args: argparse.Namespace) -> int:
     from app.inventory import InputError, load_paths, open_inventory
-    from app.k8s import CHECKED_KINDS, INVENTORY_KINDS
+    from app.k8s import CHECKED_KINDS, INVENTORY_KINDS, FeatureGateError, parse_target
     from app.report import count_at_least, render
     from app.review import ReviewOptions, review_documents
 
     if "-" in args.paths and "-" in args.inventory:
         print("draguard: standard input (-) can be read once: give it to PATH or to --inventory",
               file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        target = parse_target(args.kubernetes_version, args.feature_gates)
+    except FeatureGateError as exc:
+        print(f"draguard: --{exc.parameter}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
         decoded = load_paths(args.paths)
@@ -74,6 +88,7 @@ def _run_lint(args: argparse.Namespace) -> int:
         deadline_seconds=args.deadline_seconds,
         show_mutations=args.show_mutations,
         mutate=False,
+        target=target,
     )
     review = review_documents(
         decoded.documents,

@@ -269,7 +269,7 @@ class _HintingSelector(CompiledSelector):
 
 
 # --------------------------------------------------------------------------- compilation
-_cache: OrderedDict[tuple[str, bool, str], CompiledSelector | CompileFailure] = OrderedDict()
+_cache: OrderedDict[tuple[str, bool, str, bool], CompiledSelector | CompileFailure] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -284,7 +284,9 @@ def uses_optional_syntax(expression: str) -> bool:
     return bool(_OPTIONAL_SYNTAX.search(_STRING_LITERAL.sub('""', expression)))
 
 
-def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = None) -> CompiledSelector | CompileFailure:
+def _compile(
+    expression: str, enforce_cost_limit: bool, engine: Engine | None = None, *, consumable_capacity: bool = True
+) -> CompiledSelector | CompileFailure:
     if engine is None:
         engine = default_engine()
     if len(expression.encode("utf-8")) > MAX_EXPRESSION_LENGTH:
@@ -298,7 +300,7 @@ def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = 
                 "cannot evaluate it; the selector was not checked"
             )
         return CompileFailure("invalid", "compilation failed: " + e.message)
-    checked = check(root)
+    checked = check(root, consumable_capacity=consumable_capacity)
     if checked.unsupported:
         names = ", ".join(sorted(set(checked.unsupported)))
         return CompileFailure(
@@ -326,21 +328,26 @@ def _compile(expression: str, enforce_cost_limit: bool, engine: Engine | None = 
     return selector
 
 
-def compile_selector(expression: str, enforce_cost_limit: bool = True) -> CompiledSelector | CompileFailure:
+def compile_selector(
+    expression: str, enforce_cost_limit: bool = True, *, consumable_capacity: bool = True
+) -> CompiledSelector | CompileFailure:
     """Compile a DRA CEL selector like the API server would; cached by expression text.
+
+    ``consumable_capacity=False`` compiles in the environment of an API server without the
+    DRAConsumableCapacity gate, where ``device.allowMultipleAllocations`` is an undefined field.
 
     ``enforce_cost_limit=False`` mirrors the scheduler, which compiles stored expressions without
     estimating cost: a too-expensive selector then comes back runnable and fails at evaluation
     with ``operation cancelled: actual cost limit exceeded`` once it really exceeds the budget.
     """
     engine = default_engine()
-    key = (expression, enforce_cost_limit, engine.name)
+    key = (expression, enforce_cost_limit, engine.name, consumable_capacity)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    result = _compile(expression, enforce_cost_limit, engine)
+    result = _compile(expression, enforce_cost_limit, engine, consumable_capacity=consumable_capacity)
     with _cache_lock:
         _cache[key] = result
         if len(_cache) > _COMPILE_CACHE_SIZE:

@@ -49,10 +49,15 @@ class Checked:
 _ERROR = T.CelType("*error*")
 
 
+# without the DRAConsumableCapacity gate the DRADevice type has no allowMultipleAllocations field
+_DEVICE_FIELDS_WITHOUT_CONSUMABLE_CAPACITY = {k: v for k, v in DEVICE_FIELDS.items() if k != "allowMultipleAllocations"}
+
+
 class _Checker:
-    def __init__(self) -> None:
+    def __init__(self, device_fields: dict[str, T.CelType]) -> None:
         self.out = Checked()
         self.scopes: list[dict[str, T.CelType]] = [{"device": T.DEVICE}]
+        self.device_fields = device_fields
 
     def err(self, pos: int, msg: str) -> T.CelType:
         self.out.errors.append((pos, msg))
@@ -124,7 +129,7 @@ class _Checker:
         if operand == _ERROR:
             return _ERROR
         if operand == T.DEVICE:
-            ft = DEVICE_FIELDS.get(e.field)
+            ft = self.device_fields.get(e.field)
             if ft is None:
                 return self.err(e.pos, f"undefined field '{e.field}'")
             return T.BOOL if e.test_only else ft
@@ -236,8 +241,9 @@ class _Checker:
         return T.map_of(v1, arg_ts[-1])  # transformMap
 
 
-def check(root: A.Expr) -> Checked:
-    c = _Checker()
+def check(root: A.Expr, *, consumable_capacity: bool = True) -> Checked:
+    """Type-check ``root``; ``consumable_capacity=False`` is the environment without that gate."""
+    c = _Checker(DEVICE_FIELDS if consumable_capacity else _DEVICE_FIELDS_WITHOUT_CONSUMABLE_CAPACITY)
     try:
         c.check(root)
     except RecursionError:

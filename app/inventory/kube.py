@@ -68,20 +68,43 @@ class MalformedWatchError(KubeError):
 # ------------------------------------------------------------------ resources
 @dataclass(frozen=True)
 class Resource:
-    """One cluster-scoped list endpoint."""
+    """One cluster-scoped list endpoint.
+
+    ``metadata_only``: list and watch ``PartialObjectMetadata`` (name, labels, resourceVersion…)
+    instead of whole objects, as client-go's metadata informers do, through the ``Accept``
+    header.  Nodes are watched that way: the inventory needs only their labels, and a full Node
+    (status, images, conditions; tens of KiB each) times a large cluster would not fit the
+    webhook's memory limit.
+    """
 
     kind: str
     path: str  # e.g. /apis/resource.k8s.io/v1/resourceslices
+    api_version: str = ""
+    metadata_only: bool = False
 
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
 
+    def accept(self, *, watch: bool) -> str:
+        if not self.metadata_only:
+            return "application/json"
+        kind = "PartialObjectMetadata" if watch else "PartialObjectMetadataList"
+        return f"application/json;as={kind};g=meta.k8s.io;v=v1,application/json"
+
+    def restore_kind(self, obj: dict[str, Any]) -> None:
+        """Give a listed or watched object its kind back (metadata-only answers are
+        ``PartialObjectMetadata``; list items may carry no kind at all)."""
+        if self.metadata_only or "kind" not in obj:
+            obj["kind"] = self.kind
+            if self.api_version:
+                obj["apiVersion"] = self.api_version
+
 
 RESOURCES: tuple[Resource, ...] = (
     Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses"),
     Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices"),
-    Resource("Node", "/api/v1/nodes"),
+    Resource("Node", "/api/v1/nodes", api_version="v1", metadata_only=True),
 )
 
 
@@ -313,14 +336,16 @@ class KubeInventory:
             params: dict[str, str | int] = {"limit": self._page_size}
             if cont:
                 params["continue"] = cont
-            resp = await client.get(stream.resource.path, params=params)
+            resp = await client.get(stream.resource.path, params=params,
+                                    headers={"Accept": stream.resource.accept(watch=False)})
             _raise_for_status(resp)
             body = resp.json()
-            if not isinstance(body, dict) or not isinstance(body.get("items", []), list):
+            # an empty PartialObjectMetadataList has "items": null (Go's nil slice), not []
+            if not isinstance(body, dict) or not isinstance(body.get("items") or [], list):
                 raise MalformedWatchError(f"list of {stream.resource.name} is not a List")
             for item in body.get("items") or []:
                 if isinstance(item, dict):
-                    item.setdefault("kind", stream.resource.kind)
+                    stream.resource.restore_kind(item)
                     objects[_object_key(item)] = item
             meta = body.get("metadata") or {}
             rv = str(meta.get("resourceVersion") or "") or None
@@ -342,7 +367,9 @@ class KubeInventory:
             "timeoutSeconds": timeout,
         }
         req_timeout = httpx.Timeout(connect=5.0, read=timeout + 30.0, write=10.0, pool=5.0)
-        async with client.stream("GET", stream.resource.path, params=params, timeout=req_timeout) as resp:
+        headers = {"Accept": stream.resource.accept(watch=True)}
+        async with client.stream("GET", stream.resource.path, params=params, timeout=req_timeout,
+                                 headers=headers) as resp:
             if resp.status_code != 200:
                 await resp.aread()
                 _raise_for_status(resp)
@@ -368,7 +395,7 @@ class KubeInventory:
             return
         key = _object_key(obj)
         if etype in ("ADDED", "MODIFIED"):
-            obj.setdefault("kind", stream.resource.kind)
+            stream.resource.restore_kind(obj)
             stream.objects[key] = obj
         elif etype == "DELETED":
             stream.objects.pop(key, None)

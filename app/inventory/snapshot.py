@@ -35,11 +35,6 @@ class Inventory:
     readers sharing the snapshot see either nothing or a complete value."""
 
     @property
-    def nodes_known(self) -> bool:
-        """Whether Node objects were given (without them, each nodeName counts as a node)."""
-        return bool(self.nodes)
-
-    @property
     def device_count(self) -> int:
         return len(self.devices)
 

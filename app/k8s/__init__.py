@@ -8,7 +8,9 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
 * :mod:`.field` — field paths and field errors as apimachinery renders them;
 * :mod:`.finding` — what every check reports (``Finding``, ``Note``, ``Reason``, ``Severity``);
 * :mod:`.decode`, :mod:`.structure`, :mod:`.tree` — YAML/JSON documents with positions, the
-  structural (unknown-field, type) pass, and JSON-tree helpers.
+  structural (unknown-field, type) pass, and JSON-tree helpers;
+* :mod:`.features`, :mod:`.versions`, :mod:`.gated`, :mod:`.v1beta1` — the target Kubernetes
+  version and feature gates, the served API versions and their conversion, gated-field dropping.
 """
 
 from app.k8s.decode import (
@@ -21,6 +23,17 @@ from app.k8s.decode import (
     decode_bytes,
     decode_text,
 )
+from app.k8s.features import (
+    DEFAULT_TARGET,
+    DEFAULT_VERSION,
+    DRA_GATES,
+    SUPPORTED_VERSIONS,
+    FeatureGateError,
+    Target,
+    parse_feature_gates,
+    parse_target,
+    parse_version,
+)
 from app.k8s.field import (
     OMIT,
     ErrorType,
@@ -30,6 +43,7 @@ from app.k8s.field import (
     duplicate,
     forbidden,
     invalid,
+    not_found,
     not_supported,
     render_value,
     required,
@@ -37,6 +51,7 @@ from app.k8s.field import (
     too_many,
 )
 from app.k8s.finding import Finding, Note, ObjectRef, Reason, Severity
+from app.k8s.gated import DroppedField, drop_disabled_fields
 from app.k8s.golang import (
     INT64_MAX,
     INT64_MIN,
@@ -55,7 +70,6 @@ from app.k8s.golang import (
 from app.k8s.models import (
     DRA_API_VERSIONS,
     KIND_MODELS,
-    AdmissionReview,
     AllocatedDeviceStatus,
     AllocationResult,
     CapacityRequestPolicy,
@@ -102,20 +116,25 @@ from app.k8s.models import (
     ResourceSliceSpec,
 )
 from app.k8s.quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
-from app.k8s.structure import Structural, apply_defaults, decode_object, loc_to_path
+from app.k8s.structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
 from app.k8s.tree import compact_json, deep_copy, depth, equal, json_length
+from app.k8s.versions import SERVED_VERSIONS, deprecation_warning, source_path
 
 __all__ = [
     "CHECKED_KINDS",
+    "DEFAULT_TARGET",
+    "DEFAULT_VERSION",
     "DRA_API_VERSIONS",
+    "DRA_GATES",
     "INT64_MAX",
     "INT64_MIN",
     "INVENTORY_KINDS",
     "KIND_MODELS",
     "MAX_DOCUMENTS",
     "OMIT",
+    "SERVED_VERSIONS",
+    "SUPPORTED_VERSIONS",
     "UINT64_MAX",
-    "AdmissionReview",
     "AllocatedDeviceStatus",
     "AllocationResult",
     "CELDeviceSelector",
@@ -144,8 +163,10 @@ __all__ = [
     "DeviceTaint",
     "DeviceToleration",
     "Document",
+    "DroppedField",
     "ErrorType",
     "ExactDeviceRequest",
+    "FeatureGateError",
     "FieldError",
     "Finding",
     "Format",
@@ -175,6 +196,7 @@ __all__ = [
     "ResourceSliceSpec",
     "Severity",
     "Structural",
+    "Target",
     "aggregate_texts",
     "apply_defaults",
     "byte_len",
@@ -184,7 +206,9 @@ __all__ = [
     "decode_object",
     "decode_text",
     "deep_copy",
+    "deprecation_warning",
     "depth",
+    "drop_disabled_fields",
     "duplicate",
     "equal",
     "fits_int64",
@@ -196,11 +220,17 @@ __all__ = [
     "invalid",
     "json_length",
     "loc_to_path",
+    "not_found",
     "not_supported",
+    "parse_feature_gates",
     "parse_quantity",
+    "parse_target",
+    "parse_version",
     "render_value",
     "required",
     "round_up_to_step",
+    "source_path",
+    "to_internal_shape",
     "too_long",
     "too_many",
     "whole_units",

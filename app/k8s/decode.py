@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -424,6 +424,14 @@ def _drop_non_objects(result: DecodeResult, source: str) -> None:
     result.documents = [d for d in result.documents if isinstance(d.obj, dict)]
 
 
+def _skipped_kind(value: Any) -> str | None:
+    """The kind of a document draguard skips (a DaemonSet…), or None when it may matter."""
+    kind = value.get("kind") if isinstance(value, dict) else None
+    if not isinstance(kind, str) or not kind or kind.endswith("List"):
+        return None
+    return None if kind in CHECKED_KINDS or kind in INVENTORY_KINDS else kind
+
+
 def _decode_with_positions(text: str, source: str = "") -> DecodeResult:
     """The careful decoder: PyYAML nodes, every position, duplicate keys, alias limits."""
     result = DecodeResult()
@@ -448,17 +456,23 @@ def _decode_with_positions(text: str, source: str = "") -> DecodeResult:
             key_positions: dict[PathKey, Position] = {}
             duplicates: list[tuple[PathKey, Position, Position]] = []
             _record(node, (), positions, key_positions, duplicates)
+            skipped_kind = _skipped_kind(value)
             for dup_path, first, (line, column) in duplicates:
                 key = ".".join(str(p) for p in dup_path)
-                result.findings.append(
-                    _decode_error(
-                        source,
-                        f'duplicate key "{key}" (first at line {first[0]}): Kubernetes refuses documents '
-                        "with repeated fields; YAML readers silently keep the last one",
-                        line,
-                        column,
-                    )
+                finding = _decode_error(
+                    source,
+                    f'duplicate key "{key}" (first at line {first[0]}): Kubernetes refuses documents '
+                    "with repeated fields; YAML readers silently keep the last one",
+                    line,
+                    column,
                 )
+                if skipped_kind is not None:  # not draguard's business: never fail the run for it
+                    finding = replace(
+                        finding,
+                        severity=Severity.WARNING,
+                        message=f"{finding.message} (in a {skipped_kind}, which draguard does not check)",
+                    )
+                result.findings.append(finding)
             doc = Document(
                 obj=value,
                 source=source,

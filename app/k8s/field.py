@@ -25,7 +25,7 @@ from typing import Any
 from app.k8s.golang import go_quote
 from app.k8s.tree import compact_json
 
-__all__ = ["ErrorList", "ErrorType", "FieldError", "Path", "render_value"]
+__all__ = ["ErrorType", "FieldError", "Path", "render_value"]
 
 
 class ErrorType(enum.Enum):
@@ -39,6 +39,7 @@ class ErrorType(enum.Enum):
     TOO_MANY = "FieldValueTooMany"
     FORBIDDEN = "FieldValueForbidden"
     TYPE_INVALID = "FieldValueTypeInvalid"
+    NOT_FOUND = "FieldValueNotFound"
     INTERNAL = "InternalError"
 
     @property
@@ -56,6 +57,7 @@ _LABELS = {
     ErrorType.TOO_MANY: "Too many",
     ErrorType.FORBIDDEN: "Forbidden",
     ErrorType.TYPE_INVALID: "Invalid value",
+    ErrorType.NOT_FOUND: "Not found",
     ErrorType.INTERNAL: "Internal error",
 }
 
@@ -214,7 +216,6 @@ class FieldError:
         return f"{field}: {self.body()}" if field else self.body()
 
 
-ErrorList = list[FieldError]
 
 
 # ---------------------------------------------------------------------- constructors
@@ -251,6 +252,11 @@ def too_long(path: Path, max_length: int) -> FieldError:
 def too_many(path: Path, actual: int, max_items: int) -> FieldError:
     unit = "item" if max_items == 1 else "items"
     return FieldError(ErrorType.TOO_MANY, path, actual, f"{actual}: must have at most {max_items} {unit}")
+
+
+def not_found(path: Path, value: Any) -> FieldError:
+    """``field.NotFound``: ``Not found: "value"``."""
+    return FieldError(ErrorType.NOT_FOUND, path, value, "")
 
 
 def internal(path: Path, detail: str) -> FieldError:

@@ -40,6 +40,8 @@ class Reason:
     CAPACITY_ROUNDED = "CapacityRounded"
     CAPACITY_DEFAULTED = "CapacityDefaulted"
     UNSUPPORTED_KIND = "UnsupportedKind"
+    FIELD_DROPPED = "FieldDropped"
+    DEPRECATED = "Deprecated"
 
 
 @dataclass(frozen=True, slots=True)

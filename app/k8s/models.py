@@ -1,5 +1,8 @@
-"""Pydantic v2 models of ``resource.k8s.io/v1`` DRA objects, core Node/Namespace metadata and
-``admission.k8s.io/v1`` AdmissionReview.
+"""Pydantic v2 models of ``resource.k8s.io/v1`` DRA objects and core Node/Namespace metadata.
+
+AdmissionReview is not modelled: the webhook reads the few request fields it needs by hand
+(:mod:`app.server.webhook`), because a malformed review must become a precise 400, not a
+pydantic error.
 
 Why pydantic: strict structural decoding for free — an unknown field (a typo such as
 ``capacty``) and a wrong JSON type are reported with their exact path before any rule runs,
@@ -9,7 +12,9 @@ own Kubernetes message (``Required value``), not a decoding failure.
 
 Conventions: field names are the JSON names (camelCase) through aliases; lists default to
 empty (Go treats nil and empty alike for these fields); pointers are ``None`` when absent.
-``resource.k8s.io/v1beta2`` has the same shape for every field modelled here and is accepted.
+``resource.k8s.io/v1beta2`` has the same shape; ``v1beta1`` differs (the ``basic`` device wrapper,
+flat requests) and has its own models in :mod:`app.k8s.v1beta1`, converted to these by
+:mod:`app.k8s.versions` as the API server converts to its internal type.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from app.k8s.quantity import Quantity, QuantityError, parse_quantity
 __all__ = [
     "DRA_API_VERSIONS",
     "KIND_MODELS",
-    "AdmissionReview",
     "AllocatedDeviceStatus",
     "AllocationResult",
     "CELDeviceSelector",
@@ -46,6 +50,7 @@ __all__ = [
     "ExactDeviceRequest",
     "Namespace",
     "Node",
+    "NodeAllocatableResourceMapping",
     "NodeSelector",
     "ObjectMeta",
     "QuantityField",
@@ -56,7 +61,7 @@ __all__ = [
     "ResourceSliceSpec",
 ]
 
-DRA_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
+DRA_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
 
 
 def _to_quantity(value: Any) -> Quantity:
@@ -182,6 +187,11 @@ class DeviceAttribute(_Model):
     bool_value: bool | None = Field(None, alias="bool")
     string_value: str | None = Field(None, alias="string")
     version_value: str | None = Field(None, alias="version")
+    # list-typed values (DRAListTypeAttributes, alpha in 1.36); None = absent, [] = set but empty
+    int_values: list[int] | None = Field(None, alias="ints")
+    bool_values: list[bool] | None = Field(None, alias="bools")
+    string_values: list[str] | None = Field(None, alias="strings")
+    version_values: list[str] | None = Field(None, alias="versions")
 
     def kind_and_value(self) -> tuple[str | None, object]:
         """(kind, value) of the one value set; (None, None) when none is (a broken attribute)."""
@@ -197,8 +207,22 @@ class DeviceAttribute(_Model):
 
     def values_set(self) -> int:
         return sum(
-            v is not None for v in (self.int_value, self.bool_value, self.string_value, self.version_value)
+            v is not None
+            for v in (
+                self.int_value, self.bool_value, self.string_value, self.version_value,
+                self.int_values, self.bool_values, self.string_values, self.version_values,
+            )
         )
+
+    def list_kind_and_values(self) -> tuple[str | None, list[object] | None]:
+        """(JSON name, values) of the list-typed value set (the first, when several are)."""
+        for name, values in (
+            ("bools", self.bool_values), ("ints", self.int_values),
+            ("strings", self.string_values), ("versions", self.version_values),
+        ):
+            if values is not None:
+                return name, list(values)
+        return None, None
 
 
 class CapacityRequestPolicyRange(_Model):
@@ -239,6 +263,13 @@ class DeviceTaint(_Model):
     time_added: str | None = Field(None, alias="timeAdded")
 
 
+class NodeAllocatableResourceMapping(_Model):
+    """How a device maps to a node allocatable resource (DRANodeAllocatableResources, alpha in 1.36)."""
+
+    capacity_key: str | None = Field(None, alias="capacityKey")
+    allocation_multiplier: QuantityField | None = Field(None, alias="allocationMultiplier")
+
+
 class Device(_Model):
     name: str = ""
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
@@ -252,6 +283,9 @@ class Device(_Model):
     binding_conditions: list[str] = Field(default_factory=list, alias="bindingConditions")
     binding_failure_conditions: list[str] = Field(default_factory=list, alias="bindingFailureConditions")
     allow_multiple_allocations: bool | None = Field(None, alias="allowMultipleAllocations")
+    node_allocatable_resource_mappings: dict[str, NodeAllocatableResourceMapping] = Field(
+        default_factory=dict, alias="nodeAllocatableResourceMappings"
+    )
 
 
 class ResourcePool(_Model):
@@ -434,34 +468,6 @@ class Namespace(_Loose):
     api_version: str = Field("", alias="apiVersion")
     kind: str = ""
     metadata: LooseMeta = Field(default_factory=LooseMeta)
-
-
-# ---------------------------------------------------------------------------- admission
-class GroupVersionKind(_Loose):
-    group: str = ""
-    version: str = ""
-    kind: str = ""
-
-
-class AdmissionRequest(_Loose):
-    uid: str = ""
-    kind: GroupVersionKind = Field(default_factory=GroupVersionKind)
-    resource: dict[str, Any] = Field(default_factory=dict)
-    sub_resource: str = Field("", alias="subResource")
-    name: str = ""
-    namespace: str = ""
-    operation: str = ""
-    user_info: dict[str, Any] = Field(default_factory=dict, alias="userInfo")
-    object: dict[str, Any] | None = None
-    old_object: dict[str, Any] | None = Field(None, alias="oldObject")
-    dry_run: bool | None = Field(None, alias="dryRun")
-    options: dict[str, Any] | None = None
-
-
-class AdmissionReview(_Loose):
-    api_version: str = Field("", alias="apiVersion")
-    kind: str = ""
-    request: AdmissionRequest | None = None
 
 
 DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate

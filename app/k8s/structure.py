@@ -20,10 +20,36 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from app.k8s.features import DEFAULT_TARGET, Target
 from app.k8s.field import ErrorType, FieldError, Path
-from app.k8s.models import DRA_API_VERSIONS, KIND_MODELS, DRAObject
+from app.k8s.gated import DroppedField, drop_disabled_fields
+from app.k8s.models import (
+    KIND_MODELS,
+    DeviceClass,
+    DRAObject,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+from app.k8s.tree import deep_copy
+from app.k8s.v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1ResourceSlice
+from app.k8s.versions import (
+    SERVED_VERSIONS,
+    V1BETA1,
+    deprecation_warning,
+    unsupported_version_message,
+    v1beta1_defaults,
+    v1beta1_to_v1,
+)
 
-__all__ = ["Structural", "apply_defaults", "decode_object", "loc_to_path"]
+__all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "decode_object", "loc_to_path", "to_internal_shape"]
+
+DRA_MODEL_TYPES = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
+_V1BETA1_MODELS: dict[str, type[BaseModel]] = {
+    "ResourceSlice": V1Beta1ResourceSlice,
+    "ResourceClaim": V1Beta1ResourceClaim,
+    "ResourceClaimTemplate": V1Beta1ResourceClaimTemplate,
+}
 
 _TYPE_WORDS = {
     "string_type": "string",
@@ -48,61 +74,43 @@ class Structural:
     unknown_fields: list[Path] = field(default_factory=list)
     type_errors: list[FieldError] = field(default_factory=list)
     api_version_error: str | None = None
+    api_version: str = ""
+    deprecation: str | None = None  # the API server's deprecation warning for a beta version
+    dropped: list[DroppedField] = field(default_factory=list)  # v1-shaped paths
 
 
 def apply_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-    """The v1 defaulting the API server applies before validation, on a copy.
-
-    Only the dicts and lists on the way to a defaulted field are copied (the rest is shared with
-    the caller's object, which is never modified): copying a 10,000-device ResourceSlice whole,
-    only to default nothing in it, was a fifth of the time of loading an inventory.
-    """
-    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
-        return obj
-    out = dict(obj)
-    holder: Any = out
+    """The v1 defaulting the API server applies before validation, on a deep copy (made without
+    recursion: opaque parameters may nest 10,000 levels)."""
+    out: dict[str, Any] = deep_copy(obj)
+    spec: Any = out.get("spec")
     if kind == "ResourceClaimTemplate":
-        template = holder.get("spec")
-        if not isinstance(template, dict):
-            return out
-        holder["spec"] = holder = dict(template)
-    spec = holder.get("spec")
-    if not isinstance(spec, dict):
-        return out
-    holder["spec"] = spec = dict(spec)
-    devices = spec.get("devices")
-    if not isinstance(devices, dict):
-        return out
-    spec["devices"] = devices = dict(devices)
-    requests = devices.get("requests")
-    if not isinstance(requests, list):
-        return out
-    devices["requests"] = requests = [dict(r) if isinstance(r, dict) else r for r in requests]
-    for request in requests:
-        if not isinstance(request, dict):
-            continue
-        exactly = request.get("exactly")
-        if isinstance(exactly, dict):
-            request["exactly"] = _default_request(dict(exactly))
-        subs = request.get("firstAvailable")
-        if isinstance(subs, list):
-            request["firstAvailable"] = [_default_request(dict(sub)) if isinstance(sub, dict) else sub for sub in subs]
+        spec = spec.get("spec") if isinstance(spec, dict) else None
+    if kind in ("ResourceClaim", "ResourceClaimTemplate") and isinstance(spec, dict):
+        devices = spec.get("devices")
+        requests = devices.get("requests") if isinstance(devices, dict) else None
+        for request in requests if isinstance(requests, list) else []:
+            if not isinstance(request, dict):
+                continue
+            exactly = request.get("exactly")
+            if isinstance(exactly, dict):
+                _default_request(exactly)
+            subs = request.get("firstAvailable")
+            for sub in subs if isinstance(subs, list) else []:
+                if isinstance(sub, dict):
+                    _default_request(sub)
     return out
 
 
-def _default_request(req: dict[str, Any]) -> dict[str, Any]:
-    """Default one (sub)request, a copy the caller made; its tolerations are copied here."""
+def _default_request(req: dict[str, Any]) -> None:
     if req.get("allocationMode") in (None, ""):
         req["allocationMode"] = "ExactCount"
     if req.get("allocationMode") == "ExactCount" and req.get("count") in (None, 0):
         req["count"] = 1
     tolerations = req.get("tolerations")
-    if isinstance(tolerations, list):
-        req["tolerations"] = [
-            {**tol, "operator": "Equal"} if isinstance(tol, dict) and tol.get("operator") in (None, "") else tol
-            for tol in tolerations
-        ]
-    return req
+    for tol in tolerations if isinstance(tolerations, list) else []:
+        if isinstance(tol, dict) and tol.get("operator") in (None, ""):
+            tol["operator"] = "Equal"
 
 
 # ---------------------------------------------------------------------------- loc → Path
@@ -164,41 +172,85 @@ def loc_to_path(model: type[BaseModel], loc: Iterable[str | int], base: Path | N
 
 
 # ---------------------------------------------------------------------------- decode
-def decode_object(kind: str, obj: dict[str, Any]) -> Structural:
-    """Default and strictly decode one object of a checked kind."""
-    model_cls = KIND_MODELS[kind]
+def _versioned_model(kind: str, api_version: str) -> type[BaseModel]:
+    if api_version == V1BETA1:
+        return _V1BETA1_MODELS.get(kind, KIND_MODELS[kind])
+    return KIND_MODELS[kind]
+
+
+def to_internal_shape(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Defaulted v1-shaped copy of a raw object of any served version (best effort, no checks).
+
+    Used for an UPDATE's old object, whose only role is the "in use" ratchet of gated fields.
+    """
     api_version = obj.get("apiVersion")
-    if api_version not in DRA_API_VERSIONS:
-        supported = ", ".join(DRA_API_VERSIONS)
-        return Structural(
-            model=None,
-            api_version_error=f"apiVersion {api_version!r} of {kind} is not supported; use one of: {supported}",
-        )
-    data = apply_defaults(kind, obj)
+    if api_version == V1BETA1:
+        return v1beta1_to_v1(kind, v1beta1_defaults(kind, obj))
+    return apply_defaults(kind, obj)
+
+
+def decode_object(
+    kind: str,
+    obj: dict[str, Any],
+    *,
+    target: Target = DEFAULT_TARGET,
+    create: bool = True,
+    old: dict[str, Any] | None = None,
+) -> Structural:
+    """Decode one object of a checked kind the way kube-apiserver does before validating it.
+
+    Strict decoding against the schema of the object's own version (unknown fields and JSON
+    types, at versioned paths), that version's defaulting, conversion to the v1 shape, then
+    ``PrepareForCreate``/``PrepareForUpdate``: gated fields whose gate is off at ``target`` are
+    dropped (unless ``old``, v1-shaped, already uses them) and, on create, a claim's ``status``
+    is cleared.  The returned model is what validation sees.
+    """
+    api_version = obj.get("apiVersion")
+    if api_version not in SERVED_VERSIONS or not isinstance(api_version, str):
+        return Structural(model=None, api_version_error=unsupported_version_message(api_version, kind))
+    versioned_cls = _versioned_model(kind, api_version)
+    data = v1beta1_defaults(kind, obj) if api_version == V1BETA1 else apply_defaults(kind, obj)
+    deprecation = deprecation_warning(api_version, kind)
+    first: BaseModel | None = None
     try:
-        return Structural(model=model_cls.model_validate(data))
+        first = versioned_cls.model_validate(data)
+        errors: list[Any] = []
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     unknown: list[Path] = []
     type_errors: list[FieldError] = []
     unknown_raw: list[list[str | int]] = []
     for err in errors:
-        path, raw = loc_to_path(model_cls, err["loc"])
+        path, raw = loc_to_path(versioned_cls, err["loc"])
         if err["type"] == "extra_forbidden":
             unknown.append(path)
             unknown_raw.append(raw)
             continue
         type_errors.append(_type_error(path, err))
-    model: DRAObject | None = None
-    if not type_errors:
-        cleaned = data
+    result = Structural(
+        model=None, unknown_fields=unknown, type_errors=type_errors, api_version=api_version, deprecation=deprecation
+    )
+    if type_errors:
+        return result
+    changed = bool(unknown_raw) or api_version == V1BETA1
+    if changed:
         for raw in unknown_raw:
-            cleaned = _without(cleaned, raw)
-        try:
-            model = model_cls.model_validate(cleaned)
-        except ValidationError:  # pragma: no cover - only unknown fields were wrong
-            model = None
-    return Structural(model=model, unknown_fields=unknown, type_errors=type_errors)
+            _delete(data, raw)
+    if api_version == V1BETA1:
+        data = v1beta1_to_v1(kind, data)
+    result.dropped = drop_disabled_fields(kind, data, target, old)
+    if create and kind == "ResourceClaim" and data.get("status") is not None:
+        data.pop("status")
+        changed = True
+    changed = changed or bool(result.dropped)
+    if not changed and isinstance(first, DRA_MODEL_TYPES):
+        result.model = first
+        return result
+    try:
+        result.model = KIND_MODELS[kind].model_validate(data)
+    except ValidationError:  # pragma: no cover - only unknown fields were wrong
+        result.model = None
+    return result
 
 
 def _type_error(path: Path, err: Any) -> FieldError:
@@ -222,20 +274,12 @@ def _printable(value: Any) -> Any:
     return str(value)
 
 
-def _without(obj: Any, raw: list[str | int]) -> Any:
-    """``obj`` with the field at ``raw`` removed: the containers on the path are copied, the rest shared."""
-    chain: list[Any] = [obj]
+def _delete(obj: Any, raw: list[str | int]) -> None:
+    target = obj
     for part in raw[:-1]:
         try:
-            chain.append(chain[-1][part])
+            target = target[part]
         except (KeyError, IndexError, TypeError):
-            return obj
-    last = chain[-1]
-    if not (isinstance(last, dict) and isinstance(raw[-1], str)) or raw[-1] not in last:
-        return obj
-    child: Any = {k: v for k, v in last.items() if k != raw[-1]}
-    for parent, part in zip(reversed(chain[:-1]), reversed(raw[:-1]), strict=True):
-        copied: Any = dict(parent) if isinstance(parent, dict) else list(parent)
-        copied[part] = child
-        child = copied
-    return child
+            return
+    if isinstance(target, dict) and isinstance(raw[-1], str):
+        target.pop(raw[-1], None)

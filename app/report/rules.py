@@ -41,6 +41,7 @@ _CATALOGUE: tuple[tuple[str, str, str], ...] = (
     ("FieldValueTooMany", "MoreItemsThanAllowed", "The list has more items than the API server allows."),
     ("FieldValueForbidden", "ForbiddenField", "The API server forbids this field here."),
     ("FieldValueTypeInvalid", "WrongFieldType", "The value has the wrong type (a string for a number...)."),
+    ("FieldValueNotFound", "ReferencedValueNotFound", "The value names something the object does not have."),
     # decoding
     ("DecodeError", "DocumentNotDecodable", "The input is not a decodable Kubernetes object."),
     ("UnknownField", "FieldNotInApi", "A field the resource.k8s.io API does not have (usually a typo)."),

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from app.inventory import Inventory, build_inventory
 from app.k8s import (
     CHECKED_KINDS,
+    DEFAULT_TARGET,
     Document,
     FieldError,
     Finding,
@@ -37,7 +38,10 @@ from app.k8s import (
     ResourceClaimTemplate,
     Severity,
     Structural,
+    Target,
     decode_object,
+    source_path,
+    to_internal_shape,
 )
 from app.review.mutate import default_fill_patch
 from app.satisfy import check_claim_spec
@@ -52,7 +56,6 @@ __all__ = [
 ]
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
-CLAIM_KINDS = NAMESPACED_KINDS
 INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
 
 
@@ -66,6 +69,7 @@ class ReviewOptions:
     deadline_seconds: float | None = None
     admission: bool = False
     show_mutations: bool = False
+    target: Target = DEFAULT_TARGET  # Kubernetes version + feature gates to answer for
 
 
 @dataclass
@@ -114,11 +118,16 @@ def _ref(doc: Document) -> ObjectRef:
     )
 
 
-def _at(doc: Document, ref: ObjectRef, path: Path | None, *, key: bool = False) -> tuple[int, int]:
+def _at(
+    doc: Document, ref: ObjectRef, path: Path | None, *, key: bool = False, versioned: bool = False
+) -> tuple[int, int]:
+    """File position of a field; ``path`` is v1-shaped unless ``versioned`` (decode findings)."""
     if not doc.source:
         return (0, 0)
     if path is None:
         return (ref.line, ref.column)
+    if not versioned:
+        path = source_path(doc.kind, doc.api_version, path)
     return doc.position_of(path.json_pointer_parts(), key=key)
 
 
@@ -145,9 +154,28 @@ def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options:
             Finding.for_object(ref, Severity.ERROR, Reason.DECODE_ERROR, st.api_version_error, "apiVersion",
                                *_at(doc, ref, Path.root("apiVersion")))
         )
+    if st.deprecation:
+        out.append(
+            Finding.for_object(
+                ref, Severity.INFO, Reason.DEPRECATED,
+                f"{st.deprecation} (the API server's warning); use resource.k8s.io/v1",
+                "apiVersion", *_at(doc, ref, Path.root("apiVersion")),
+            )
+        )
+    target = options.target
+    for dropped in st.dropped:
+        written = source_path(doc.kind, st.api_version, dropped.path)
+        out.append(
+            Finding.for_object(
+                ref, Severity.WARNING, Reason.FIELD_DROPPED,
+                f"dropped by the API server without an error: feature gate {target.describe_gate(dropped.gate)} "
+                "is off, so the field is neither stored nor validated",
+                str(written), *_at(doc, ref, written, key=True, versioned=True),
+            )
+        )
     if not options.admission:  # the API server already decoded admitted objects strictly
         for path in st.unknown_fields:
-            line, col = _at(doc, ref, path, key=True)
+            line, col = _at(doc, ref, path, key=True, versioned=True)
             out.append(
                 Finding.for_object(
                     ref, Severity.ERROR, Reason.UNKNOWN_FIELD,
@@ -155,8 +183,13 @@ def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options:
                     str(path), line, col,
                 )
             )
-    out.extend(_field_finding(doc, ref, err) for err in st.type_errors)
+    out.extend(_decode_type_finding(doc, ref, err) for err in st.type_errors)
     return out
+
+
+def _decode_type_finding(doc: Document, ref: ObjectRef, err: FieldError) -> Finding:
+    line, col = _at(doc, ref, err.path, versioned=True)
+    return Finding.for_object(ref, Severity.ERROR, err.reason, err.body(), str(err.path), line, col)
 
 
 def _namespace_labels(documents: Sequence[Document]) -> dict[str, dict[str, str]] | None:
@@ -180,12 +213,19 @@ class _Checked:
 
 
 def _decode_and_validate(
-    doc: Document, ctx: ValidationContext, options: ReviewOptions, old: Any = None
+    doc: Document,
+    ctx: ValidationContext,
+    options: ReviewOptions,
+    old: Any = None,
+    old_raw: dict[str, Any] | None = None,
+    *,
+    create: bool = True,
 ) -> _Checked:
     ref = _ref(doc)
     review = ObjectReview(ref=ref)
     checked = _Checked(doc=doc, ref=ref, review=review)
-    st = decode_object(doc.kind, doc.obj)
+    old_shape = to_internal_shape(doc.kind, old_raw) if old_raw is not None else None
+    st = decode_object(doc.kind, doc.obj, target=options.target, create=create, old=old_shape)
     review.findings.extend(_structural_findings(doc, ref, st, options))
     if st.model is None:
         return checked
@@ -277,7 +317,9 @@ def review_documents(
     ``merge_inventory_objects`` is set, valid DeviceClasses/ResourceSlices/Nodes among the
     documents are added to it (``inventory_objects`` are the raw objects it was built from).
     """
-    ctx = ValidationContext(namespace_labels=_namespace_labels(documents), admission=options.admission)
+    ctx = ValidationContext(
+        namespace_labels=_namespace_labels(documents), admission=options.admission, target=options.target
+    )
     checked: list[_Checked] = []
     extra_inventory: list[Mapping[str, Any]] = []
     for doc in documents:
@@ -335,13 +377,15 @@ def review_admission(
                                f"draguard does not check objects of kind {kind!r}; allowed unchecked")
         )
         return review
-    ctx = ValidationContext(admission=True)
+    ctx = ValidationContext(admission=True, target=options.target)
     opts = options if options.admission else replace(options, admission=True)
     old_model = None
+    old_raw: dict[str, Any] | None = None
     if operation == "UPDATE" and old_obj is not None and kind in CHECKED_KINDS:
-        old_model = decode_object(kind, dict(old_obj)).model
-    checked = _decode_and_validate(doc, ctx, opts, old=old_model)
-    is_update_of_claim = operation == "UPDATE" and kind in CLAIM_KINDS
+        old_raw = {**dict(old_obj), "kind": kind}
+        old_model = decode_object(kind, old_raw, target=opts.target, create=False).model
+    checked = _decode_and_validate(doc, ctx, opts, old=old_model, old_raw=old_raw, create=operation != "UPDATE")
+    is_update_of_claim = operation == "UPDATE" and kind in NAMESPACED_KINDS
     if operation == "CREATE" or (operation == "UPDATE" and not is_update_of_claim):
         _satisfiability(checked, inventory, inventory_problem, opts)
     if operation == "CREATE" and opts.mutate:

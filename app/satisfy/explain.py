@@ -202,5 +202,40 @@ def explain_combination(
                 f"{'is' if len(placed) == 1 else 'are'} placed, on any node (best: {best_label}); the devices they could "
                 "share are taken or their capacity is used up"
             )
-        return f'request "{best.stalled}": no combination of devices satisfies it together with the claim\'s constraints on any node (best: {best_label})'
+        return _stalled_alone(best.stalled, plans, cands, inventory, bool(spec_constraints), best_label)
     return "no node can allocate all requests of the claim together"
+
+
+def _stalled_alone(
+    stalled: str,
+    plans: Sequence[RequestPlan],
+    cands: Mapping[int, Candidates],
+    inventory: Inventory,
+    has_constraints: bool,
+    best_label: str,
+) -> str:
+    """The first request cannot be completed although each of its devices matches on its own.
+
+    Only constraints or shared counters can cause that; the message names the ones the claim and
+    its matching devices actually have (never "the claim's constraints" when it has none).
+    """
+    counters = False
+    for plan in plans:
+        if plan.name != stalled:
+            continue
+        for alt in plan.alternatives:
+            cand = cands.get(alt.key)
+            if cand is None:
+                continue
+            for device in inventory.devices:
+                entry = cand.entry(device)
+                if entry.status is Status.OK and device.counters:
+                    counters = True
+                    break
+    causes = []
+    if has_constraints:
+        causes.append("the claim's constraints")
+    if counters:
+        causes.append("the shared counters its matching devices consume")
+    why = " and ".join(causes) if causes else "the devices it can use"
+    return f'request "{stalled}": no combination of devices satisfies it on any node: {why} do not allow it (best: {best_label})'

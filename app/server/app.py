@@ -25,7 +25,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
-from app.server.lint import lint_bytes, parse_format
+from app.server.lint import lint_bytes, options_for_query, parse_format
 from app.server.logs import log_review
 from app.server.metrics import Metrics
 from app.server.safe_render import SafeJSONResponse, encode_body
@@ -179,9 +179,12 @@ def create_app(state: ServerState) -> FastAPI:
                 fmt = parse_format(request.query_params.get("format"))
             except ValueError as exc:
                 raise _HttpError(400, "BadRequest", str(exc)) from exc
+            try:
+                options = options_for_query(state.lint_options, request.query_params)
+            except ValueError as exc:
+                raise _HttpError(400, "BadRequest", str(exc)) from exc
             body = await _read_with_deadline(request, state, state.deadline_seconds)
             source = request.query_params.get("file", "")
-            options = state.lint_options
             try:
                 result = await in_worker(
                     lambda: lint_bytes(body, fmt, state.inventory, options, source=source),

@@ -30,6 +30,7 @@ from app.inventory import (
     load_kube_config,
     open_inventory,
 )
+from app.k8s import FeatureGateError, parse_target
 from app.review import ReviewOptions
 from app.server.app import create_app
 from app.server.health import health_only
@@ -81,6 +82,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --cert-secret: namespace of the Secret, Lease and Service "
                              "(default: POD_NAMESPACE, else the service account's namespace)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--kubernetes-version", default=None, metavar="1.34|1.35|1.36",
+                        help="answer as this Kubernetes version's API server would (default 1.36)")
+    parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
+                        help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
     parser.add_argument("--health-port", type=int, default=None, metavar="PORT",
                         help="also serve /healthz, /readyz and /metrics over plain HTTP on this port "
                              "(for kubelet probes when --client-ca is on)")
@@ -149,10 +154,14 @@ def build_state(args: argparse.Namespace) -> ServerState:
         tls = CertReloader(cert, key, client_ca=args.client_ca, interval=args.cert_reload_seconds)
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
         raise UsageError(f"cannot load the TLS certificate: {exc}") from exc
+    try:
+        target = parse_target(args.kubernetes_version, args.feature_gates)
+    except FeatureGateError as exc:
+        raise UsageError(f"--{exc.parameter}: {exc}") from exc
     source = _inventory(args)
     state = ServerState(
         inventory=source,
-        options=ReviewOptions(unsatisfiable=args.unsatisfiable, mutate=not args.no_mutate),
+        options=ReviewOptions(unsatisfiable=args.unsatisfiable, mutate=not args.no_mutate, target=target),
         deadline_seconds=args.deadline_seconds,
         lint_token=_token(args.lint_token_file),
         tls=tls,

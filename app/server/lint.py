@@ -8,14 +8,15 @@ objects in the body are merged into it by the pipeline.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from app.inventory import InventorySource
-from app.k8s import decode_bytes
+from app.k8s import FeatureGateError, decode_bytes, parse_target
 from app.report import FORMATS, Format, render
 from app.review import ReviewOptions, review_documents
 
-__all__ = ["BODY_NAME", "LintResult", "lint_bytes", "parse_format"]
+__all__ = ["BODY_NAME", "LintResult", "lint_bytes", "options_for_query", "parse_format"]
 
 BODY_NAME = "<body>"
 """The file name findings carry when ``/lint?file=`` names none: positions are always given
@@ -45,6 +46,24 @@ def parse_format(value: str | None) -> Format:
         if fmt == known:
             return known
     raise ValueError(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
+
+
+def options_for_query(options: ReviewOptions, params: Mapping[str, str]) -> ReviewOptions:
+    """``?kubernetes-version=&feature-gates=`` override the server's target for one request.
+
+    A version alone keeps the server's gate settings (re-checked at that version); gates alone
+    keep the server's version.  Raises ValueError naming the bad parameter (the route says 400).
+    """
+    version = params.get("kubernetes-version")
+    gates = params.get("feature-gates")
+    if version is None and gates is None:
+        return options
+    current = options.target
+    try:
+        target = parse_target(version or current.version, gates if gates is not None else current.gates_text())
+    except FeatureGateError as exc:
+        raise ValueError(f"query parameter {exc.parameter}: {exc}") from exc
+    return replace(options, target=target)
 
 
 def lint_bytes(

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.k8s import (
+    DEFAULT_TARGET,
     DeviceClass,
     FieldError,
     Note,
@@ -25,6 +26,7 @@ from app.k8s import (
     ResourceClaimTemplate,
     ResourceSlice,
     Severity,
+    Target,
     forbidden,
 )
 from app.validation.deviceclass import validate_device_class, validate_device_class_update
@@ -39,6 +41,7 @@ from app.validation.resourceclaim import (
 )
 from app.validation.resourceslice import validate_resource_slice, validate_resource_slice_update
 from app.validation.selectors import unchecked_selector_notes
+from app.validation.target import target_scope
 
 __all__ = [
     "ADMIN_ACCESS_UNVERIFIED",
@@ -65,6 +68,7 @@ class ValidationContext:
 
     namespace_labels: Mapping[str, Mapping[str, str]] | None = None  # namespace -> labels; None = unknown
     admission: bool = False  # webhook mode: the API server already checked the namespace label
+    target: Target = DEFAULT_TARGET  # Kubernetes version + feature gates (the CEL environment follows them)
 
 
 @dataclass
@@ -76,7 +80,12 @@ class ValidationResult:
 
 
 def validate(obj: DRAObject, ctx: ValidationContext = ValidationContext()) -> ValidationResult:
-    """Validate an object as ``kubectl create`` would see it (after v1 defaulting)."""
+    """Validate an object as ``kubectl create`` would see it (after defaulting and field dropping)."""
+    with target_scope(ctx.target):
+        return _validate(obj, ctx)
+
+
+def _validate(obj: DRAObject, ctx: ValidationContext) -> ValidationResult:
     result = ValidationResult()
     if isinstance(obj, ResourceSlice):
         result.errors = validate_resource_slice(obj)
@@ -110,6 +119,11 @@ def validate_update(
     """
     if type(obj) is not type(old):
         return validate(obj, ctx)
+    with target_scope(ctx.target):
+        return _validate_update(obj, old)
+
+
+def _validate_update(obj: DRAObject, old: DRAObject) -> ValidationResult:
     result = ValidationResult()
     if isinstance(obj, ResourceSlice) and isinstance(old, ResourceSlice):
         result.errors = validate_resource_slice_update(obj, old)

@@ -29,14 +29,14 @@ def is_extended_resource_name(name: str) -> bool:
 
 def validate_device_class(obj: DeviceClass) -> list[FieldError]:
     """``ValidateDeviceClass``: metadata (cluster-scoped, DNS-subdomain name) and spec."""
-    errs = validate_object_meta(obj.metadata, namespaced=False)
+    errs = validate_object_meta(obj.metadata, namespaced=False, check_generate_name=False)
     errs.extend(_validate_spec(obj.spec, None, Path.root("spec")))
     return errs
 
 
 def validate_device_class_update(obj: DeviceClass, old: DeviceClass) -> list[FieldError]:
     """``ValidateDeviceClassUpdate``: metadata, metadata update rules, spec relative to the old one."""
-    errs = validate_object_meta(obj.metadata, namespaced=False)
+    errs = validate_object_meta(obj.metadata, namespaced=False, check_generate_name=False)
     errs.extend(validate_object_meta_update(obj.metadata, old.metadata))
     errs.extend(_validate_spec(obj.spec, old.spec, Path.root("spec")))
     return errs

@@ -9,10 +9,24 @@ manifests.  draguard checks what the API server checks on the object as sent:
   is filled from the request (kubectl's current namespace), and a namespace on a cluster-scoped
   kind is silently dropped by the API server, so neither is an error;
 * label keys/values and annotation keys, reported at ``metadata.labels`` /
-  ``metadata.annotations`` (no key in the path, as upstream), annotations ≤ 256 KiB in total.
+  ``metadata.annotations`` (no key in the path, as upstream), annotations ≤ 256 KiB in total;
+* ``ownerReferences`` (apiVersion with a version, kind, name, uid non-empty; no Event owner; one
+  controller at most) and ``finalizers`` (qualified names, not both ``orphan`` and
+  ``foregroundDeletion``, standard or domain-qualified), at the paths a 1.36 API server reports:
+  ``metadata.ownerReferences.uid`` and ``metadata.finalizers`` carry no index (upstream passes
+  the list's path to every item), only the "fully qualified" rule does;
+* with only ``generateName``, the API server first generates the name (``generateName`` cut to
+  58 characters plus 5 random ones) and validates that as ``metadata.name``; draguard shows the
+  random part as ``xxxxx``.  DeviceClass does not validate ``generateName`` itself, the other
+  kinds do.
+
+``managedFields``, ``resourceVersion``, ``uid``, ``creationTimestamp`` and the like are reset by
+the API server on create and never rejected there (checked on a real 1.36 API server).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from app.k8s import FieldError, ObjectMeta, Path, forbidden, invalid, required, too_long
 from app.validation.names import (
@@ -24,10 +38,13 @@ from app.validation.names import (
 
 __all__ = [
     "TOTAL_ANNOTATION_SIZE_LIMIT",
+    "generated_name",
     "validate_annotations",
+    "validate_finalizers",
     "validate_labels",
     "validate_object_meta",
     "validate_object_meta_update",
+    "validate_owner_references",
     "validate_template_object_meta",
 ]
 
@@ -62,20 +79,34 @@ def validate_annotations(annotations: dict[str, str], path: Path) -> list[FieldE
     return errs
 
 
-def validate_object_meta(meta: ObjectMeta, namespaced: bool, path: Path | None = None) -> list[FieldError]:
+GENERATED_NAME_BASE_LENGTH = 63 - 5  # names.SimpleNameGenerator: maxGeneratedNameLength
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+_BANNED_OWNERS = {("", "Event")}  # BannedOwners: core/v1 Event
+
+
+def generated_name(generate_name: str) -> str:
+    """The name the API server would generate, its 5 random characters shown as ``xxxxx``."""
+    return generate_name[:GENERATED_NAME_BASE_LENGTH] + "xxxxx"
+
+
+def validate_object_meta(
+    meta: ObjectMeta, namespaced: bool, path: Path | None = None, *, check_generate_name: bool = True
+) -> list[FieldError]:
     """``ValidateObjectMeta`` with ``NameIsDNSSubdomain`` (the name rule of all four DRA kinds)."""
     path = path or Path.root("metadata")
     errs: list[FieldError] = []
     name = meta.name or ""
     generate_name = meta.generate_name or ""
-    if generate_name:
+    if generate_name and check_generate_name:
         errs.extend(
             invalid(path.child("generateName"), generate_name, msg)
             for msg in is_dns1123_subdomain(_mask_trailing_dash(generate_name))
         )
+    if not name and generate_name:
+        name = generated_name(generate_name)
     if name:
         errs.extend(invalid(path.child("name"), name, msg) for msg in is_dns1123_subdomain(name))
-    elif not generate_name:
+    else:
         errs.append(required(path.child("name"), "name or generateName is required"))
     if namespaced and meta.namespace:
         errs.extend(
@@ -85,6 +116,78 @@ def validate_object_meta(meta: ObjectMeta, namespaced: bool, path: Path | None =
         errs.append(invalid(path.child("generation"), meta.generation, "must be greater than or equal to 0"))
     errs.extend(validate_labels(meta.labels, path.child("labels")))
     errs.extend(validate_annotations(meta.annotations, path.child("annotations")))
+    errs.extend(validate_owner_references(meta.owner_references, path.child("ownerReferences")))
+    errs.extend(validate_finalizers(meta.finalizers, path.child("finalizers")))
+    return errs
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _owner_json(ref: dict[str, Any]) -> dict[str, Any]:
+    """An OwnerReference as Go marshals it: struct order, optional pointers only when set."""
+    out: dict[str, Any] = {k: _text(ref.get(k)) for k in ("apiVersion", "kind", "name", "uid")}
+    for key in ("controller", "blockOwnerDeletion"):
+        if ref.get(key) is not None:
+            out[key] = ref[key]
+    return out
+
+
+def _group_version(api_version: str) -> tuple[str, str] | None:
+    """``schema.ParseGroupVersion``: ``v1`` → ("", "v1"), ``apps/v1`` → ("apps", "v1"), else None."""
+    if api_version in ("", "/"):
+        return ("", "")
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return ("", parts[0])
+    if len(parts) == 2:
+        return (parts[0], parts[1])
+    return None
+
+
+def validate_owner_references(refs: list[dict[str, Any]], path: Path) -> list[FieldError]:
+    """``ValidateOwnerReferences``: every reference complete, no Event owner, one controller."""
+    errs: list[FieldError] = []
+    controllers: list[str] = []
+    for ref in refs:
+        api_version, kind = _text(ref.get("apiVersion")), _text(ref.get("kind"))
+        group, version = _group_version(api_version) or ("", "")
+        if not version:
+            errs.append(invalid(path.child("apiVersion"), api_version, "version must not be empty"))
+        if not kind:
+            errs.append(invalid(path.child("kind"), kind, "must not be empty"))
+        for key in ("name", "uid"):
+            if not _text(ref.get(key)):
+                errs.append(invalid(path.child(key), _text(ref.get(key)), "must not be empty"))
+        if (group, kind) in _BANNED_OWNERS and version == "v1":
+            errs.append(invalid(path, _owner_json(ref), f"{group}/{version}, Kind={kind} is disallowed from being an owner"))
+        if ref.get("controller") is True:
+            controllers.append(f"{kind}/{_text(ref.get('name'))}")
+    if len(controllers) > 1:
+        errs.append(
+            invalid(
+                path,
+                [_owner_json(r) for r in refs],
+                'Only one reference can have Controller set to true. Found "true" in references for '
+                + " and ".join(controllers),
+            )
+        )
+    return errs
+
+
+def validate_finalizers(finalizers: list[str], path: Path) -> list[FieldError]:
+    """``ValidateFinalizers`` and the API server's "fully qualified" rule for finalizer names."""
+    errs: list[FieldError] = []
+    for finalizer in finalizers:
+        errs.extend(invalid(path, finalizer, msg) for msg in is_qualified_name(finalizer))
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(invalid(path, list(finalizers), "finalizer orphan and foregroundDeletion cannot be both set"))
+    for i, finalizer in enumerate(finalizers):
+        if "/" not in finalizer and finalizer not in STANDARD_FINALIZERS:
+            errs.append(
+                invalid(path.index(i), finalizer, "name is neither a standard finalizer name nor is it fully qualified")
+            )
     return errs
 
 

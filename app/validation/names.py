@@ -197,11 +197,11 @@ def validate_driver_name(value: str, path: Path) -> list[FieldError]:
     """``ValidateCSIDriverName``: required, at most 63 bytes, a DNS subdomain *after lower-casing*.
 
     Lower-casing first is why ``Val.Example.com`` is accepted (the API server only warns).  An
-    empty name gets both Required and the subdomain message, as upstream does.
+    empty name is ``Required value`` and nothing else (a real 1.36 API server stops there).
     """
-    errs: list[FieldError] = []
     if not value:
-        errs.append(required(path))
+        return [required(path)]
+    errs: list[FieldError] = []
     if byte_len(value) > DRIVER_NAME_MAX_LENGTH:
         errs.append(too_long(path, DRIVER_NAME_MAX_LENGTH))
     errs.extend(invalid(path, value, msg) for msg in is_dns1123_subdomain(value.lower()))

@@ -61,6 +61,7 @@ from app.validation.names import (
 from app.validation.nodeselector import validate_node_selector
 from app.validation.selectors import validate_selectors
 from app.validation.taints import validate_binding_parameters, validate_device_toleration
+from app.validation.target import gate_enabled
 
 __all__ = [
     "ADMIN_ACCESS_LABEL",
@@ -317,6 +318,8 @@ def _validate_constraint(constraint: DeviceConstraint, path: Path, names: Reques
 
     With both set only ``matchAttribute`` is validated and nothing is reported (upstream's
     if/else-if chain); with neither, the message says "multiple fields are set" — upstream's text.
+    Without DRAConsumableCapacity there is no union: ``matchAttribute`` is simply required (a
+    1.35 API server, where a ``distinctAttribute`` was dropped, says exactly that).
     """
     errs = _validate_request_refs(constraint.requests, path.child("requests"), names)
     if constraint.match_attribute is not None:
@@ -325,6 +328,8 @@ def _validate_constraint(constraint: DeviceConstraint, path: Path, names: Reques
         errs.extend(
             validate_fully_qualified_name(constraint.distinct_attribute, path.child("distinctAttribute"))
         )
+    elif not gate_enabled("DRAConsumableCapacity"):
+        errs.append(required(path.child("matchAttribute")))
     else:
         errs.append(
             required(

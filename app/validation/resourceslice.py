@@ -22,6 +22,7 @@ from app.k8s import (
     ResourceSliceSpec,
     byte_len,
     invalid,
+    not_found,
     required,
     too_long,
 )
@@ -278,6 +279,7 @@ def _validate_device(
     errs.extend(
         validate_binding_parameters(device.binding_conditions, device.binding_failure_conditions, path)
     )
+    errs.extend(_validate_node_allocatable_mappings(device, path.child("nodeAllocatableResourceMappings")))
     return errs
 
 
@@ -323,35 +325,87 @@ def _validate_device_node_selection(device: Device, path: Path, per_device: bool
 
 
 def _validate_attribute(attribute: DeviceAttribute, path: Path) -> list[FieldError]:
-    """``validateDeviceAttribute``: exactly one typed value; strings ≤ 64 bytes; versions semver."""
+    """``validateDeviceAttribute``: exactly one value; strings ≤ 64 bytes; versions semver.
+
+    The list-typed values (``bools``/``ints``/``strings``/``versions``, DRAListTypeAttributes)
+    only reach here when their gate is on (they are dropped otherwise); each counts as one value,
+    must not be empty, and its strings and versions follow the scalar rules item by item.
+    """
     errs: list[FieldError] = []
-    if (
-        attribute.string_value is not None
-        and byte_len(attribute.string_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
-    ):
-        errs.append(_too_long(path.child("string")))
+    if attribute.string_value is not None:
+        errs.extend(_string_value_errors(attribute.string_value, path.child("string")))
     if attribute.version_value is not None:
-        if not _SEMVER.match(attribute.version_value):
-            errs.append(
-                invalid(
-                    path.child("version"),
-                    attribute.version_value,
-                    "must be a string compatible with semver.org spec 2.0.0",
-                )
-            )
-        if byte_len(attribute.version_value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
-            errs.append(_too_long(path.child("version")))
+        errs.extend(_version_value_errors(attribute.version_value, path.child("version")))
+    for name, values in (
+        ("bools", attribute.bool_values), ("ints", attribute.int_values),
+        ("strings", attribute.string_values), ("versions", attribute.version_values),
+    ):
+        if values is None:
+            continue
+        if not values:
+            errs.append(invalid(path.child(name), [], "must not be empty if specified"))
+        for i, item in enumerate(values):
+            if name == "strings":
+                errs.extend(_string_value_errors(str(item), path.child(name).index(i)))
+            elif name == "versions":
+                errs.extend(_version_value_errors(str(item), path.child(name).index(i)))
     count = attribute.values_set()
     if count == 0:
         errs.append(invalid(path, "", "exactly one value must be specified"))
     elif count > 1:
-        errs.append(
-            invalid(
-                path,
-                attribute.model_dump(by_alias=True, exclude_none=True),
-                "exactly one value must be specified",
-            )
-        )
+        errs.append(invalid(path, _go_attribute_struct(attribute), "exactly one value must be specified"))
+    return errs
+
+
+def _go_attribute_struct(attribute: DeviceAttribute) -> dict[str, object]:
+    """The internal Go struct as ``field.Invalid`` prints it: Go field names, nulls included."""
+    return {
+        "IntValue": attribute.int_value,
+        "BoolValue": attribute.bool_value,
+        "StringValue": attribute.string_value,
+        "VersionValue": attribute.version_value,
+        "IntValues": attribute.int_values,
+        "BoolValues": attribute.bool_values,
+        "StringValues": attribute.string_values,
+        "VersionValues": attribute.version_values,
+    }
+
+
+def _string_value_errors(value: str, path: Path) -> list[FieldError]:
+    return [_too_long(path)] if byte_len(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH else []
+
+
+def _version_value_errors(value: str, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if not _SEMVER.match(value):
+        errs.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
+    if byte_len(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
+        errs.append(_too_long(path))
+    return errs
+
+
+def _validate_node_allocatable_mappings(device: Device, path: Path) -> list[FieldError]:
+    """``nodeAllocatableResourceMappings`` (DRANodeAllocatableResources, alpha in 1.36).
+
+    Rules as a 1.36.2 API server applies them (it was the reference: the upstream code has
+    changed since): the key must be a node allocatable resource — an extended resource name
+    with a domain (``nvidia.com/gpu``) is not; ``capacityKey`` must not be empty and must name
+    one of the device's capacities (NotFound otherwise); ``allocationMultiplier`` must be > 0.
+    """
+    errs: list[FieldError] = []
+    for name in sorted(device.node_allocatable_resource_mappings):
+        mapping = device.node_allocatable_resource_mappings[name]
+        here = path.key(name)
+        if "/" in name:
+            errs.append(invalid(here, name, "must be a node allocatable resource name"))
+        if mapping.capacity_key is not None:
+            if mapping.capacity_key == "":
+                errs.append(invalid(here.child("capacityKey"), "", "capacityKey must not be an empty string"))
+            elif mapping.capacity_key not in device.capacity:
+                errs.append(not_found(here.child("capacityKey"), mapping.capacity_key))
+        multiplier = mapping.allocation_multiplier
+        if multiplier is not None and multiplier.sign() <= 0:
+            errs.append(invalid(here.child("allocationMultiplier"), str(multiplier), "must be positive"))
     return errs
 
 

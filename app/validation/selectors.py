@@ -32,12 +32,12 @@ from app.k8s import (
     too_long,
 )
 from app.validation.helpers import validate_slice
+from app.validation.target import gate_enabled
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "DEVICE_SELECTORS_MAX_SIZE",
     "SELECTOR_NOT_CHECKED",
-    "cel_available",
     "unchecked_selector_notes",
     "validate_cel_expression",
     "validate_selector",
@@ -49,11 +49,6 @@ DEVICE_SELECTORS_MAX_SIZE = 32  # resource.DeviceSelectorsMaxSize
 SELECTOR_NOT_CHECKED = "SelectorNotChecked"
 
 
-def cel_available() -> bool:
-    """Whether CEL selectors can be compiled in this build (always, now that app.cel exists)."""
-    return True
-
-
 def validate_cel_expression(expression: str, path: Path, stored: bool = False) -> list[FieldError]:
     """``validateCELExpression``: ≤ 10 KiB, compiles, bool/dyn result, cost within the limit.
 
@@ -63,7 +58,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
         return []
     if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
-    result = compile_selector(expression)
+    result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
     if not isinstance(result, CompileFailure) or result.kind == "unsupported":
         return []
     if result.kind == "cost":
@@ -104,7 +99,7 @@ def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTem
     for expression, path in _selectors_of(obj):
         if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             continue
-        result = compile_selector(expression)
+        result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
         if isinstance(result, CompileFailure) and result.kind == "unsupported":
             notes.append(
                 Note(SELECTOR_NOT_CHECKED, result.message, path.child("cel", "expression"), Severity.WARNING)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from app.cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector, make_device
 from app.cel.parser import parse
@@ -115,9 +114,8 @@ def test_threads_agree_with_sequential() -> None:
     assert errors == []
 
 
-def test_catastrophic_backtracking_pattern_is_linear() -> None:
+def test_catastrophic_backtracking_pattern_is_answered_by_re2() -> None:
+    """RE2 has no backtracking: the answer is exact (its speed is measured in bench_cel.py)."""
     sel = _sel('device.attributes["gpu.example.com"].s.matches("(a+)+$")')
-    d = make_device(GPU, False, {"s": ("string", "a" * 30 + "b")}, {})
-    start = time.perf_counter()
-    assert sel.evaluate(d) is False
-    assert time.perf_counter() - start < 0.05
+    assert sel.evaluate(make_device(GPU, False, {"s": ("string", "a" * 30 + "b")}, {})) is False
+    assert sel.evaluate(make_device(GPU, False, {"s": ("string", "a" * 30)}, {})) is True

@@ -74,6 +74,7 @@ class FakeCluster:
     store: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     writes: list[tuple[str, str, str, str]] = field(default_factory=list)  # (verb, plural, ns, name)
     forbidden: set[tuple[str, str]] = field(default_factory=set)  # (verb, plural) answered 403
+    accepts: list[tuple[str, str]] = field(default_factory=list)  # (path, Accept header) of list/watch
 
     # ------------------------------------------------------------ single objects
     def put_object(self, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +158,13 @@ class FakeCluster:
             return [(rv, t, o) for rv, r, t, o in self.history if r == resource and rv > since]
 
 
-def _list(cluster: FakeCluster, resource: str, params: dict[str, str]) -> Response:
+def _metadata_only(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the API server answers for ``Accept: ...;as=PartialObjectMetadata...``."""
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": copy.deepcopy(obj.get("metadata") or {})}
+
+
+def _list(cluster: FakeCluster, resource: str, params: dict[str, str], meta_only: bool = False) -> Response:
     _, api_version, kind = PATHS[resource]
     with cluster.lock:
         if resource in cluster.list_gone_once and params.get("continue"):
@@ -171,10 +178,14 @@ def _list(cluster: FakeCluster, resource: str, params: dict[str, str]) -> Respon
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if start + limit < len(items):
         meta["continue"] = str(start + limit)
+    if meta_only:
+        return JSONResponse({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                             # as the real one: an empty list is Go's nil slice, "items": null
+                             "metadata": meta, "items": [_metadata_only(o) for o in page] or None})
     return JSONResponse({"kind": f"{kind}List", "apiVersion": api_version, "metadata": meta, "items": page})
 
 
-async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str]) -> Response:
+async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str], meta_only: bool = False) -> Response:
     since = int(params.get("resourceVersion") or 0)
     if since and since < cluster.compacted:
         return JSONResponse(_status(410, "Expired", f"too old resource version: {since}"), status_code=410)
@@ -190,6 +201,8 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str]) ->
                 sent = rv
                 if etype == "BOOKMARK" and not bookmarks:
                     continue
+                if meta_only and etype != "BOOKMARK":
+                    obj = _metadata_only(obj)
                 yield (json.dumps({"type": etype, "object": obj}) + "\n").encode()
             fault = cluster._take_fault(resource)
             if fault == "drop":
@@ -274,15 +287,18 @@ def make_app(cluster: FakeCluster) -> Starlette:
     def endpoint(resource: str) -> Any:
         async def handle(request: Request) -> Response:
             params = dict(request.query_params)
+            accept = request.headers.get("accept", "")
+            meta_only = "as=PartialObjectMetadata" in accept
             with cluster.lock:
                 cluster.requests.append((request.url.path, params))
+                cluster.accepts.append((request.url.path, accept))
             if not cluster.available:
                 return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
             if cluster.token is not None and request.headers.get("authorization") != f"Bearer {cluster.token}":
                 return JSONResponse(_status(401, "Unauthorized", "Unauthorized"), status_code=401)
             if params.get("watch") in ("true", "1"):
-                return await _watch(cluster, resource, params)
-            return _list(cluster, resource, params)
+                return await _watch(cluster, resource, params, meta_only)
+            return _list(cluster, resource, params, meta_only)
 
         return handle
 

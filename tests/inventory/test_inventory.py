@@ -22,7 +22,8 @@ def test_completeness_by_resource_slice_count() -> None:
 
 def test_duplicate_device_names_make_the_pool_invalid() -> None:
     inv = build_inventory([rslice("n1", [device("a")], count=2, name="s1"), rslice("n1", [device("a")], count=2, name="s2")])
-    assert inv.pools[("gpu.example.com", "n1")].invalid is not None
+    pool = inv.pools[("gpu.example.com", "n1")]
+    assert pool.invalid == "device a is listed twice" and not pool.usable
 
 
 def test_undecodable_objects_and_other_kinds_are_skipped() -> None:

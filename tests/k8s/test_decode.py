@@ -94,3 +94,17 @@ def test_duplicate_keys_are_decode_errors_with_both_positions() -> None:
 def test_merge_keys_are_not_duplicates() -> None:
     text = "base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n"
     assert decode_text(text, "m.yaml").findings == []
+
+
+def test_duplicate_keys_in_documents_draguard_skips_are_only_warnings() -> None:
+    from app.k8s import Severity, decode_text
+
+    text = (
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: a\n  name: b\n---\n"
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: c\n  name: d\n"
+    )
+    result = decode_text(text, "mixed.yaml")
+    daemonset, deviceclass = sorted(result.findings, key=lambda f: f.line)
+    assert daemonset.severity is Severity.WARNING and daemonset.file == "mixed.yaml" and daemonset.line == 5
+    assert "in a DaemonSet, which draguard does not check" in daemonset.message
+    assert deviceclass.severity is Severity.ERROR and deviceclass.line == 11

@@ -383,6 +383,7 @@ def test_error_rendering(error: FieldError, expect: str) -> None:
         (field.too_many(Path.root("a"), 3, 2), "FieldValueTooMany"),
         (field.forbidden(Path.root("a"), "no"), "FieldValueForbidden"),
         (field.internal(Path.root("a"), "x"), "InternalError"),
+        (field.not_found(Path.root("a"), "x"), "FieldValueNotFound"),
     ],
 )
 def test_reason_is_the_status_cause_type(error: FieldError, reason: str) -> None:
@@ -401,6 +402,7 @@ def test_error_type_labels() -> None:
         "TOO_MANY": "Too many",
         "FORBIDDEN": "Forbidden",
         "TYPE_INVALID": "Invalid value",
+        "NOT_FOUND": "Not found",
         "INTERNAL": "Internal error",
     }
 
@@ -572,3 +574,7 @@ def test_aggregate_accepts_any_iterable() -> None:
 def test_aggregate_of_nothing_is_empty() -> None:
     """ToAggregate() of no errors is nil; an empty aggregate's Error() is ''."""
     assert aggregate_message([]) == ""
+
+
+def test_not_found_renders_like_field_not_found() -> None:
+    assert str(field.not_found(Path.root("a").child("capacityKey"), "nosuch")) == 'a.capacityKey: Not found: "nosuch"'

@@ -81,35 +81,3 @@ def test_strings_are_not_coerced_from_numbers() -> None:
     st = decode_object("ResourceClaim", claim({"deviceClassName": 5}))
     assert [str(e.path) for e in st.type_errors] == ["spec.devices.requests[0].exactly.deviceClassName"]
 
-
-def test_defaulting_copies_only_the_path_it_changes_and_never_the_callers_object() -> None:
-    import copy
-
-    from app.k8s.structure import apply_defaults
-
-    params = {"deep": [[["x"]]]}
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "c"},
-        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", "tolerations": [{"key": "k"}]}}],
-                             "config": [{"opaque": {"driver": "d", "parameters": params}}]}},
-    }
-    before = copy.deepcopy(claim)
-    out = apply_defaults("ResourceClaim", claim)
-    assert claim == before  # the caller's object is untouched
-    exactly = out["spec"]["devices"]["requests"][0]["exactly"]
-    assert (exactly["allocationMode"], exactly["count"], exactly["tolerations"][0]["operator"]) == ("ExactCount", 1, "Equal")
-    assert out["spec"]["devices"]["config"][0]["opaque"]["parameters"] is params  # shared, not copied
-    slice_obj = {"kind": "ResourceSlice", "spec": {"devices": [{"name": "d"}]}}
-    assert apply_defaults("ResourceSlice", slice_obj) is slice_obj  # nothing to default: no copy at all
-
-
-def test_unknown_fields_are_dropped_on_a_copy() -> None:
-    from app.k8s.structure import decode_object
-
-    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"},
-           "spec": {"selectorz": [], "selectors": []}}
-    st = decode_object("DeviceClass", obj)
-    assert st.model is not None and [str(p) for p in st.unknown_fields] == ["spec.selectorz"]
-    assert "selectorz" in obj["spec"]

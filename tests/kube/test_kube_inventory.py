@@ -277,3 +277,36 @@ def test_unusable_client_certificate_is_reported_not_retried(tmp_path: Path, loo
     done = loop_thread.submit(inv.run())
     done.result(5)  # returns instead of retrying forever
     assert "cannot watch" in (inv.problem() or "") and inv.restarts == 0
+
+
+def test_nodes_are_listed_and_watched_metadata_only(
+    cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread
+) -> None:
+    fat = node("node-1")
+    fat["status"] = {"images": [{"names": [f"registry/image-{i}"], "sizeBytes": i} for i in range(100)]}
+    cluster.put("nodes", fat)
+    cluster.put("deviceclasses", device_class("gpu"))
+    inv = make_inventory(kubeconfig)
+    loop_thread.submit(inv.run())
+    wait_for(lambda: inv.synced, what="sync")
+    cluster.put("nodes", {**node("node-2"), "status": {"capacity": {"cpu": "64"}}})  # arrives by watch
+    wait_for(lambda: len([o for o in inv.objects() if o["kind"] == "Node"]) == 2, what="watched node")
+    nodes = {o["metadata"]["name"]: o for o in inv.objects() if o["kind"] == "Node"}
+    for obj in nodes.values():  # kind restored, labels kept, nothing but metadata held
+        assert obj["apiVersion"] == "v1" and set(obj) == {"kind", "apiVersion", "metadata"}
+    assert nodes["node-1"]["metadata"]["labels"] == {"kubernetes.io/hostname": "node-1"}
+    accepts = {a for p, a in cluster.accepts if p == "/api/v1/nodes"}
+    assert accepts == {"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+                       "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
+    # DRA objects are needed whole
+    assert {a for p, a in cluster.accepts if p.endswith("/deviceclasses")} == {"application/json"}
+
+
+def test_an_empty_metadata_only_list_syncs(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    """A cluster without Nodes answers ``"items": null`` to a metadata-only list (found against
+    the real API server): that is an empty list, not a malformed one."""
+    cluster.put("deviceclasses", device_class("gpu"))
+    inv = make_inventory(kubeconfig)
+    loop_thread.submit(inv.run())
+    wait_for(lambda: inv.synced, what="sync")
+    assert inv.restarts == 0 and inv.snapshot() == {("DeviceClass", "gpu")}

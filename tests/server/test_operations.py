@@ -6,7 +6,6 @@ import json
 import re
 import ssl
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,15 +95,14 @@ def test_deadline_allows_with_a_warning_and_never_blocks_the_loop(
     results: list[httpx.Response] = []
     t = threading.Thread(target=lambda: results.append(
         s.client.post("/validate", json=admission_review(claim("big", memory="50Gi"), uid="slow-1"))))
-    started = time.monotonic()
     t.start()
     # while the review is stuck in its worker, the event loop keeps answering
     for _ in range(5):
         assert s.client.get("/healthz").status_code == 200
     t.join(5)
-    elapsed = time.monotonic() - started
+    # answered by the deadline while the review was still stuck in the slow inventory
+    assert not t.is_alive() and results and not slow.release.is_set()
     slow.release.set()
-    assert elapsed < 2.0
     response = results[0].json()["response"]
     assert response["uid"] == "slow-1" and response["allowed"] is True
     assert response["warnings"] == ["draguard: review did not finish within 0.3s; allowed without a full check"]

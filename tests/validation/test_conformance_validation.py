@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ import yaml
 
 from app.k8s.structure import decode_object
 from app.validation import ValidationContext, validate
-from app.validation.selectors import cel_available
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 
@@ -84,8 +82,6 @@ def _uses_cel(doc: dict[str, Any]) -> bool:
 @pytest.mark.parametrize(("file", "doc", "expected"), CASES)
 def test_conformance_object(file: str, doc: dict[str, Any] | None, expected: dict[str, Any]) -> None:
     assert doc is not None, f"{expected['kind']}/{expected['name']} not found in {file}"
-    if _uses_cel(doc) and not cel_available():
-        pytest.skip("CEL selector case; app.cel.compile_selector not available yet")
     st = decode_object(doc["kind"], doc)
     assert st.model is not None and not st.type_errors and not st.unknown_fields
     result = validate(st.model, ValidationContext())  # type: ignore[arg-type]
@@ -106,29 +102,11 @@ def test_validation_sample_messages_match_where_deterministic() -> None:
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="conformance sample not present")
-def test_validation_sample_is_fast() -> None:
-    """The whole validation part (decoding included) takes well under a second once warm."""
-    docs = []
-    for param in CASES:
-        file, doc, _ = param.values
-        if "validation" in file and doc is not None:
-            docs.append(doc)
-    for doc in docs[:3]:  # warm-up (CEL environment, caches)
-        validate(decode_object(doc["kind"], doc).model, ValidationContext())  # type: ignore[arg-type]
-    start = time.perf_counter()
-    for doc in docs:
-        validate(decode_object(doc["kind"], doc).model, ValidationContext())  # type: ignore[arg-type]
-    assert time.perf_counter() - start < 1.0
-
-
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="conformance sample not present")
 def test_inventory_objects_are_valid() -> None:
     """Every inventory object of the sample was accepted by Kubernetes; draguard must accept it too."""
     for path in sorted(CORPUS.glob("inventories/**/*.yaml")) + sorted(CORPUS.glob("random/inventory-*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if not isinstance(doc, dict) or doc.get("kind") not in ("DeviceClass", "ResourceSlice"):
-                continue
-            if _uses_cel(doc) and not cel_available():
                 continue
             model = decode_object(doc["kind"], doc).model
             result = validate(model, ValidationContext())  # type: ignore[arg-type]

@@ -83,10 +83,7 @@ def test_dns_subdomain(value: str, expected: list[str]) -> None:
 
 def test_driver_name_is_lowercased_before_the_subdomain_check() -> None:
     assert validate_driver_name("Val.Example.com", F) == []
-    assert rendered(validate_driver_name("", F)) == [
-        "f: Required value",
-        f'f: Invalid value: "": {DNS_SUBDOMAIN}',
-    ]
+    assert rendered(validate_driver_name("", F)) == ["f: Required value"]  # as a 1.36 API server answers
     long = "d" * 60 + ".example.com"
     assert rendered(validate_driver_name(long, F)) == ["f: Too long: may not be more than 63 bytes"]
     assert rendered(validate_driver_name("bad_driver", F)) == [
