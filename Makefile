@@ -10,11 +10,14 @@ STAMP  := $(VENV)/.installed
 all: test
 
 # the runtime dependencies at the versions of requirements.lock (what the image ships), so the
-# tests run what is deployed; dev tools float
+# tests run what is deployed; dev tools float.  Two steps: pip refuses an editable install in the
+# hash-checking mode a hashed lock file turns on (even as -c constraints), and the second step
+# keeps the locked versions, which already satisfy pyproject.toml.
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -67,6 +67,7 @@ from app.k8s.golang import (
     whole_units_off_step,
     wrap_int64,
 )
+from app.k8s.jsonparse import JsonError, loads_json
 from app.k8s.models import (
     DRA_API_VERSIONS,
     KIND_MODELS,
@@ -170,6 +171,7 @@ __all__ = [
     "FieldError",
     "Finding",
     "Format",
+    "JsonError",
     "Namespace",
     "NetworkDeviceData",
     "Node",
@@ -219,6 +221,7 @@ __all__ = [
     "go_quote",
     "invalid",
     "json_length",
+    "loads_json",
     "loc_to_path",
     "not_found",
     "not_supported",

@@ -20,12 +20,13 @@ Rules (DESIGN.md §5, anchors §6):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
+
 from app.inventory import InventorySource
-from app.k8s import CHECKED_KINDS, Reason, Severity
+from app.k8s import CHECKED_KINDS, JsonError, Reason, Severity, loads_json
 from app.report import allow, mutation_response, validation_response
 from app.review import ObjectReview, ReviewOptions, review_admission
 from app.satisfy import SEARCH_UNDECIDED
@@ -97,9 +98,15 @@ def _object_name(obj: dict[str, Any] | None) -> str:
 def parse_admission_review(body: bytes) -> AdmissionCall:
     """Check the envelope strictly enough to answer it; raise :class:`BadReview` otherwise."""
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadReview(f"body is not JSON: {exc}") from exc
+        doc = orjson.loads(body)  # the fast path: ~5x the standard library
+    except orjson.JSONDecodeError:
+        # Deeper than orjson goes (Kubernetes accepts 10,000 levels), or a lone surrogate escape
+        # that is echoed back escaped: the bounded, recursion-free parser decides.
+        try:
+            doc = loads_json(body, allow_surrogates=True)
+        except JsonError as exc:
+            where = f" (line {exc.line}, column {exc.column})" if exc.line else ""
+            raise BadReview(f"body is not JSON: {exc.message}{where}") from exc
     if not isinstance(doc, dict):
         raise BadReview("body is not a JSON object")
     api_version = doc.get("apiVersion")
