@@ -73,24 +73,18 @@ def split_name(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
+_ATTRIBUTE_KINDS: dict[str, tuple[type, str]] = {
+    "int": (int, "an int"), "bool": (bool, "a bool"), "string": (str, "a str"), "version": (str, "a str"),
+}
+
+
 def _attribute_value(kind: str, value: object) -> object:
-    if kind == "int":
-        if type(value) is not int:
-            raise ValueError(f"int attribute needs an int, got {value!r}")
-        return value
-    if kind == "bool":
-        if type(value) is not bool:
-            raise ValueError(f"bool attribute needs a bool, got {value!r}")
-        return value
-    if kind == "string":
-        if type(value) is not str:
-            raise ValueError(f"string attribute needs a str, got {value!r}")
-        return value
-    if kind == "version":
-        if type(value) is not str:
-            raise ValueError(f"version attribute needs a str, got {value!r}")
-        return parse_semver(value)
-    raise ValueError(f"unknown attribute kind {kind!r}")
+    expected = _ATTRIBUTE_KINDS.get(kind)
+    if expected is None:
+        raise ValueError(f"unknown attribute kind {kind!r}")
+    if type(value) is not expected[0]:
+        raise ValueError(f"{kind} attribute needs {expected[1]}, got {value!r}")
+    return parse_semver(value) if kind == "version" else value  # type: ignore[arg-type]
 
 
 def make_device(

@@ -269,11 +269,16 @@ def _int(v: Any) -> int:
             raise EvalError("integer overflow")
         return int(v)
     if t is str:
-        try:
-            return _check_int(int(v, 10))
-        except ValueError:
-            raise EvalError(f"cannot convert string '{v}' to int") from None
+        return _check_int(_decimal(v, "int"))
     raise no_overload("int", v)
+
+
+def _decimal(v: str, target: str) -> int:
+    """A base-10 integer literal in a string, as cel-go's ``int("…")`` / ``uint("…")`` parse it."""
+    try:
+        return int(v, 10)
+    except ValueError:
+        raise EvalError(f"cannot convert string '{v}' to {target}") from None
 
 
 def _uint(v: Any) -> UInt:
@@ -285,10 +290,7 @@ def _uint(v: Any) -> UInt:
             raise EvalError("unsigned integer overflow")
         return UInt(int(v))
     if t is str:
-        try:
-            return _check_uint(int(v, 10))
-        except ValueError:
-            raise EvalError(f"cannot convert string '{v}' to uint") from None
+        return _check_uint(_decimal(v, "uint"))
     raise no_overload("uint", v)
 
 

@@ -289,7 +289,7 @@ def _compile(
 ) -> CompiledSelector | CompileFailure:
     if engine is None:
         engine = default_engine()
-    if len(expression.encode("utf-8")) > MAX_EXPRESSION_LENGTH:
+    if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:  # lone surrogates: 3 bytes
         return CompileFailure("too_long", f"may not be more than {MAX_EXPRESSION_LENGTH} bytes")
     try:
         root, tree = parse_with_tree(expression)

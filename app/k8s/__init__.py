@@ -118,7 +118,7 @@ from app.k8s.models import (
 )
 from app.k8s.quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from app.k8s.structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
-from app.k8s.tree import compact_json, deep_copy, depth, equal, json_length
+from app.k8s.tree import compact_json, deep_copy, depth, describe, equal, json_length
 from app.k8s.versions import SERVED_VERSIONS, deprecation_warning, source_path
 
 __all__ = [
@@ -210,6 +210,7 @@ __all__ = [
     "deep_copy",
     "deprecation_warning",
     "depth",
+    "describe",
     "drop_disabled_fields",
     "duplicate",
     "equal",

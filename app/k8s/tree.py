@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["compact_json", "deep_copy", "depth", "equal", "json_length"]
+__all__ = ["compact_json", "deep_copy", "depth", "describe", "equal", "json_length"]
 
 
 def deep_copy(value: Any) -> Any:
@@ -141,3 +141,15 @@ def compact_json(value: Any, *, default: Callable[[Any], Any] | None = None) -> 
 def json_length(value: Any) -> int:
     """Bytes of the compact UTF-8 JSON encoding (lone surrogates counted as their 3 bytes)."""
     return len(compact_json(value, default=str).encode("utf-8", "surrogatepass"))
+
+
+def describe(value: Any, limit: int = 80) -> str:
+    """A short ``repr`` of a user-supplied value for a message: scalars as ``repr`` (clipped to
+    ``limit`` characters), containers by type only — ``repr`` of a deep one recurses, and of a
+    large one would copy the client's megabytes into a response."""
+    if isinstance(value, dict):
+        return "<object>"
+    if isinstance(value, list):
+        return "<array>"
+    text = repr(value) if isinstance(value, str | int | float | bool) or value is None else f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 4] + "…" + text[-3:]

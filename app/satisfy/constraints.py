@@ -36,6 +36,14 @@ class ConstraintState:
         return sub is not None and f"{request}/{sub}" in self.requests
 
     def add(self, request: str, sub: str | None, dev: DeviceRecord) -> bool:
+        """Whether ``dev`` may be picked for ``request`` (and record it); out of scope: always."""
+        if not self.in_scope(request, sub):
+            return True
+        got = lookup_attribute(dev, self.attribute)
+        return got is not None and self._admit(request, got)
+
+    def _admit(self, request: str, value: AttrValue) -> bool:
+        """Record a device with attribute ``value`` picked for ``request``, if the constraint allows it."""
         raise NotImplementedError
 
     def remove(self, request: str, sub: str | None, dev: DeviceRecord) -> None:
@@ -52,12 +60,7 @@ class MatchState(ConstraintState):
         self.value: AttrValue | None = None
         self.count = 0
 
-    def add(self, request: str, sub: str | None, dev: DeviceRecord) -> bool:
-        if not self.in_scope(request, sub):
-            return True
-        got = lookup_attribute(dev, self.attribute)
-        if got is None:
-            return False
+    def _admit(self, request: str, got: AttrValue) -> bool:
         if self.count == 0:
             self.value = got
         elif got != self.value:
@@ -82,12 +85,7 @@ class DistinctState(ConstraintState):
         self.values: dict[str, AttrValue] = {}
         self.count = 0
 
-    def add(self, request: str, sub: str | None, dev: DeviceRecord) -> bool:
-        if not self.in_scope(request, sub):
-            return True
-        got = lookup_attribute(dev, self.attribute)
-        if got is None:
-            return False
+    def _admit(self, request: str, got: AttrValue) -> bool:
         if self.count > 0 and any(v == got for v in self.values.values()):
             return False
         self.values[request] = got

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import ipaddress
 import json
 import logging
@@ -33,6 +34,7 @@ from app.inventory import (
 from app.k8s import FeatureGateError, parse_target
 from app.review import ReviewOptions
 from app.server.app import create_app
+from app.server.drain import DrainingServer
 from app.server.health import health_only
 from app.server.logs import configure_logging
 from app.server.runner import BackgroundServer, make_server
@@ -68,6 +70,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lint-token-file", help="require this bearer token on POST /lint")
     parser.add_argument("--deadline-seconds", type=float, default=2.0,
                         help="per-request deadline, below the webhook timeoutSeconds (default 2)")
+    parser.add_argument("--shutdown-drain-seconds", type=float, default=5.0,
+                        help="on SIGTERM, fail /readyz but keep serving this long before stopping, so "
+                             "API servers stop calling first (default 5)")
     parser.add_argument("--cert-reload-seconds", type=float, default=5.0,
                         help="how often to check the certificate files for rotation (default 5)")
     parser.add_argument("--cert-secret", metavar="NAME",
@@ -209,8 +214,10 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     assert state.tls is not None
     app = create_app(state)
+    drain = functools.partial(DrainingServer, state=state, drain_seconds=max(args.shutdown_drain_seconds, 0.0))
     server = make_server(app, ssl_context=state.tls.context, host=args.host, port=args.port,
-                         log_level=args.log_level)
+                         log_level=args.log_level, server_class=drain,
+                         graceful_shutdown=int(args.deadline_seconds) + 3)  # reviews in flight finish
     if args.health_port is not None:
         health = BackgroundServer(health_only(app), host=args.host, port=args.health_port, lifespan="off",
                                   log_level=args.log_level).start()

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from app.inventory import InventorySource
-from app.k8s import FeatureGateError, decode_bytes, parse_target
+from app.k8s import FeatureGateError, decode_bytes, describe, parse_target
 from app.report import FORMATS, Format, render
 from app.review import ReviewOptions, review_documents
 
@@ -45,7 +45,7 @@ def parse_format(value: str | None) -> Format:
     for known in FORMATS:
         if fmt == known:
             return known
-    raise ValueError(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
+    raise ValueError(f"unknown format {describe(value)}: use one of {', '.join(FORMATS)}")
 
 
 def options_for_query(options: ReviewOptions, params: Mapping[str, str]) -> ReviewOptions:

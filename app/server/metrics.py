@@ -73,6 +73,13 @@ class _LiveCollector(Collector):
                                     "notAfter of the serving certificate", value=float(s["cert_not_after"]))
             yield CounterMetricFamily("draguard_certificate_reloads", "serving certificate reloads",
                                       value=float(s.get("cert_reloads", 0)))
+            failures = CounterMetricFamily("draguard_certificate_reload_failures",
+                                           "certificate files not taken into service, by reason "
+                                           "(unloadable, expired); the previous pair keeps serving",
+                                           labels=["reason"])
+            for reason in ("unloadable", "expired"):
+                failures.add_metric([reason], float(s.get("cert_reload_failures", {}).get(reason, 0)))
+            yield failures
             yield GaugeMetricFamily("draguard_certificate_expiry_warning",
                                     "1 when the serving certificate expires within 30 days",
                                     value=1.0 if s.get("cert_expiring") else 0.0)

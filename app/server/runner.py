@@ -13,6 +13,7 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -43,6 +44,7 @@ def make_server(
     log_level: str = "warning",
     graceful_shutdown: int = 2,
     guard: ConnectionGuard | None = None,
+    server_class: Callable[[uvicorn.Config], uvicorn.Server] = uvicorn.Server,
     **config: Any,
 ) -> uvicorn.Server:
     """A uvicorn server for ``app`` that will serve TLS with ``ssl_context`` as given, with the
@@ -61,7 +63,7 @@ def make_server(
     )
     cfg.load()
     cfg.ssl = ssl_context  # after load(): uvicorn would otherwise build its own from files
-    return uvicorn.Server(cfg)
+    return server_class(cfg)
 
 
 class BackgroundServer:

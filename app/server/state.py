@@ -35,6 +35,7 @@ class ServerState:
     tls: CertReloader | None = None  # None: TLS terminated elsewhere (or a plain-HTTP test)
     workers: int = 4
     background: list[Background] = field(default_factory=list)
+    draining: bool = False  # set on SIGTERM: /readyz fails while the routes keep serving
     self_managed: Any = None  # SelfManagedCerts when --cert-secret is on (its status joins /readyz)
 
     @property
@@ -67,8 +68,11 @@ class ServerState:
         certs: dict[str, Any] = self.tls.status() if self.tls else {"source": "external"}
         if self.self_managed is not None:
             certs["selfManaged"] = self.self_managed.status()
-        ready = self.inventory.synced and (self.tls is None or self.tls.loaded)
-        return ready, {"ready": ready, "inventory": inventory, "certificate": certs}
+        ready = self.inventory.synced and (self.tls is None or self.tls.loaded) and not self.draining
+        detail = {"ready": ready, "inventory": inventory, "certificate": certs}
+        if self.draining:
+            detail["shuttingDown"] = True  # SIGTERM: leave the Service first, then stop (drain.py)
+        return ready, detail
 
     def stats(self) -> dict[str, Any]:
         """Figures for the metrics collector, read at scrape time."""
@@ -83,5 +87,6 @@ class ServerState:
         if self.tls is not None:
             out["cert_not_after"] = self.tls.not_after_ts
             out["cert_reloads"] = self.tls.reloads
+            out["cert_reload_failures"] = dict(self.tls.failures)
             out["cert_expiring"] = self.tls.expiry_warning() is not None
         return out

@@ -10,7 +10,9 @@ connections keep their TLS session untouched.
 
 Change detection polls ``stat`` of both files (following symlinks, as kubelet swaps Secret
 volumes via a ``..data`` symlink).  A half-written pair fails to load and is retried on the
-next tick; the old certificate stays in service meanwhile.
+next tick; the old certificate stays in service meanwhile.  An *expired* replacement (while the
+served one is still valid) is refused outright: it would fail every handshake.  It is logged at
+error once per file change and counted in ``draguard_certificate_reload_failures{reason}``.
 
 Expiry: from :data:`EXPIRY_WARNING_DAYS` (30) days before ``notAfter`` the reloader logs a
 warning (once an hour) and ``/readyz`` and the ``draguard_certificate_expiry_warning`` gauge say
@@ -71,6 +73,8 @@ class CertReloader:
         self.reloads = 0
         self.errors = 0
         self.last_error = ""
+        self.failures: dict[str, int] = {}  # reload failures by reason: unloadable | expired
+        self._refused: _Signature | None = None  # files already refused: not re-read until they change
         self._clock = clock
         self._last_warned: float | None = None
         self._current = self._load()  # raises at start-up: no certificate, no server
@@ -112,17 +116,28 @@ class CertReloader:
     def check(self) -> bool:
         """Reload if the files changed; True when a new certificate is now being served."""
         try:
-            if self._signature() == self._current.signature:
+            if self._signature() in (self._current.signature, self._refused):
                 return False
             loaded = self._load()
         except (OSError, ssl.SSLError, ValueError) as exc:
             self.errors += 1
+            self.failures["unloadable"] = self.failures.get("unloadable", 0) + 1
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.warning(json.dumps({"msg": "certificate reload failed; keeping the old one",
                                     "error": self.last_error}))
             return False
+        if loaded.not_after_ts <= self._clock() < self._current.not_after_ts:
+            # an expired replacement would fail every handshake: the API server rejects it
+            self._refused = loaded.signature
+            self.errors += 1
+            self.failures["expired"] = self.failures.get("expired", 0) + 1
+            self.last_error = f"the new certificate (serial {loaded.serial:x}) has expired"
+            log.error(json.dumps({"msg": "expired certificate refused; keeping the old one",
+                                  "error": self.last_error, "serving_serial": f"{self.serial:x}"}))
+            return False
         previous = self._current.serial
         self._current = loaded
+        self._refused = None
         self.reloads += 1
         self.last_error = ""
         log.info(json.dumps({"msg": "certificate reloaded", "old_serial": f"{previous:x}",

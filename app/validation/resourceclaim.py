@@ -25,6 +25,7 @@ from app.k8s import (
     DeviceRequest,
     DeviceRequestAllocationResult,
     DeviceSubRequest,
+    DeviceToleration,
     ExactDeviceRequest,
     FieldError,
     NetworkDeviceData,
@@ -253,25 +254,23 @@ def _validate_request(request: DeviceRequest, path: Path) -> list[FieldError]:
     return errs
 
 
-def _validate_exact_request(request: ExactDeviceRequest, path: Path) -> list[FieldError]:
-    """``validateExactDeviceRequest`` (``capacity`` and ``adminAccess`` are not validated here)."""
+def _validate_exact_request(request: ExactDeviceRequest | DeviceSubRequest, path: Path) -> list[FieldError]:
+    """``validateExactDeviceRequest`` (``capacity`` and ``adminAccess`` are not validated here);
+    a subrequest shares these fields and these rules."""
     errs = _validate_device_class_name(request.device_class_name, path.child("deviceClassName"))
     errs.extend(validate_selectors(request.selectors, path.child("selectors")))
     errs.extend(_validate_allocation_mode(request.allocation_mode, request.count, path))
-    for i, toleration in enumerate(request.tolerations):
-        errs.extend(validate_device_toleration(toleration, path.child("tolerations").index(i)))
+    errs.extend(_validate_tolerations(request.tolerations, path.child("tolerations")))
     return errs
 
 
 def _validate_sub_request(sub: DeviceSubRequest, path: Path) -> list[FieldError]:
     """``validateDeviceSubRequest``: the exact-request rules plus a DNS-label name."""
-    errs = validate_dns1123_label(sub.name, path.child("name"))
-    errs.extend(_validate_device_class_name(sub.device_class_name, path.child("deviceClassName")))
-    errs.extend(validate_selectors(sub.selectors, path.child("selectors")))
-    errs.extend(_validate_allocation_mode(sub.allocation_mode, sub.count, path))
-    for i, toleration in enumerate(sub.tolerations):
-        errs.extend(validate_device_toleration(toleration, path.child("tolerations").index(i)))
-    return errs
+    return validate_dns1123_label(sub.name, path.child("name")) + _validate_exact_request(sub, path)
+
+
+def _validate_tolerations(tolerations: list[DeviceToleration], path: Path) -> list[FieldError]:
+    return [e for i, t in enumerate(tolerations) for e in validate_device_toleration(t, path.index(i))]
 
 
 def _validate_device_class_name(name: str, path: Path) -> list[FieldError]:
@@ -445,8 +444,7 @@ def _validate_allocation_result(
     errs.extend(
         validate_binding_parameters(result.binding_conditions, result.binding_failure_conditions, path)
     )
-    for i, toleration in enumerate(result.tolerations):
-        errs.extend(validate_device_toleration(toleration, path.child("tolerations").index(i)))
+    errs.extend(_validate_tolerations(result.tolerations, path.child("tolerations")))
     if result.share_id is not None:
         errs.extend(validate_uid(result.share_id, path.child("shareID")))
     return errs

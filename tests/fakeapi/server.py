@@ -66,6 +66,7 @@ class FakeCluster:
     history: list[tuple[int, str, str, dict[str, Any]]] = field(default_factory=list)
     compacted: int = 0  # watches from a resourceVersion below this get 410
     available: bool = True  # False: every request gets 503
+    latency: float = 0.0  # seconds every list and watch request waits before it is answered (a slow API server)
     faults: dict[str, list[str]] = field(default_factory=lambda: {name: [] for name in PATHS})
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     closing: bool = False
@@ -292,6 +293,8 @@ def make_app(cluster: FakeCluster) -> Starlette:
             with cluster.lock:
                 cluster.requests.append((request.url.path, params))
                 cluster.accepts.append((request.url.path, accept))
+            if cluster.latency:
+                await asyncio.sleep(cluster.latency)
             if not cluster.available:
                 return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
             if cluster.token is not None and request.headers.get("authorization") != f"Bearer {cluster.token}":

@@ -114,3 +114,20 @@ def test_lint_reports_deep_objects_in_every_format(fmt: Any) -> None:
     out = render(review, fmt)
     if fmt == "json":
         assert json.loads(out)["summary"]["errors"] == 2
+
+
+def test_deep_values_where_a_string_belongs_are_described_not_repr_d() -> None:
+    """Found by the fuzz job: ``apiVersion`` set to a deep array made the message's ``repr`` recurse."""
+    obj = claim("8Gi", {"p": 1})
+    obj["apiVersion"] = deep_list(UNDER_10KIB)
+    review = review_documents([Document(obj=obj)], inventory=INVENTORY.snapshot())
+    assert any("apiVersion must be a string" in f.message for f in review.findings)
+
+
+def test_describe_is_short_and_never_recurses() -> None:
+    from app.k8s import describe
+
+    assert describe("v1") == "'v1'" and describe(None) == "None" and describe(3) == "3"
+    assert describe(deep_list(UNDER_10KIB)) == "<array>" and describe({"a": deep_list(UNDER_10KIB)}) == "<object>"
+    long = describe("x" * 1_000_000)
+    assert len(long) <= 80 and long.startswith("'xxx")

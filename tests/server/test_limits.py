@@ -162,6 +162,9 @@ def test_lone_surrogates_never_break_the_response(guarded: Callable[..., Served]
         review["request"]["name"] = "bad\udfff"
     body = json.dumps(review).encode()  # ASCII escapes: "\\ud800", as an attacker would send
     response = served.client.post(route, content=body, headers={"Content-Type": "application/json"})
+    if response.status_code == 400:  # refused while decoding: the API server can never send one
+        assert response.json()["reason"] == "BadRequest" and "surrogate" in response.json()["message"]
+        return
     assert response.status_code == 200
     answer = json.loads(response.content)["response"]
     assert answer["uid"] == review["request"]["uid"]  # echoed exactly (escaped in the JSON)
@@ -233,3 +236,13 @@ def test_bodies_with_lone_surrogates_still_encode() -> None:
     rendered = SafeJSONResponse({"uid": "\ud800", "ok": "é"}).body
     assert json.loads(rendered) == {"uid": "\ud800", "ok": "é"}
     assert SafeJSONResponse({"ok": "é"}).body == '{"ok":"é"}'.encode()
+
+
+def test_envelope_errors_describe_values_briefly(guarded: Callable[..., Served]) -> None:
+    served = guarded()
+    body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "x" * 100_000}).encode()
+    response = served.client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and len(response.text) < 1000
+    deep_kind = b'{"apiVersion": "admission.k8s.io/v1", "kind": ' + b"[" * 900 + b"]" * 900 + b"}"
+    response = served.client.post("/validate", content=deep_kind, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and "kind <array>" in response.json()["message"]

@@ -200,7 +200,7 @@ def test_draguard_serve_process(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"]),
-         "--inventory", str(DATA / "inventory.yaml"), "--unsatisfiable", "warn"],
+         "--inventory", str(DATA / "inventory.yaml"), "--unsatisfiable", "warn", "--shutdown-drain-seconds", "0.5"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:

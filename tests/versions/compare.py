@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from app.inventory import load_paths
 from app.k8s.decode import CHECKED_KINDS
@@ -36,14 +39,57 @@ def verdicts(paths: Sequence[Path | str], target: Target) -> dict[str, OurVerdic
     decoded = load_paths([str(p) for p in paths])
     docs = [d for d in decoded.documents if d.kind in CHECKED_KINDS]
     review = review_documents(docs, inventory=None, options=ReviewOptions(target=target))
-    out: dict[str, OurVerdict] = {}
-    for obj in review.objects:
-        errors = [f for f in obj.findings if f.severity is Severity.ERROR and not f.reason.startswith("Lint")]
-        decode = any(f.reason in _DECODE for f in errors)
-        causes = frozenset((f.field, f.reason) for f in errors if f.reason.startswith("FieldValue"))
-        dropped = frozenset(f.field for f in obj.findings if f.reason == "FieldDropped")
-        out[obj.ref.name] = OurVerdict(obj.ref.name, not errors, causes, decode, dropped)
-    return out
+    return {obj.ref.name: _verdict(obj) for obj in review.objects}
+
+
+def normalize(sources: Sequence[Path], out_dir: Path) -> list[Path]:
+    """One file per source with only its DRA objects, namespaces removed (a dry-run API server
+    has only ``default``), so the API server and draguard see exactly the same documents."""
+    written: list[Path] = []
+    for source in sources:
+        docs = [d for d in yaml.safe_load_all(source.read_text()) if isinstance(d, dict) and d.get("kind") in CHECKED_KINDS]
+        for doc in docs:
+            if isinstance(doc.get("metadata"), dict):
+                doc["metadata"].pop("namespace", None)
+        if docs:
+            target = out_dir / source.name
+            target.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+            written.append(target)
+    return written
+
+
+def verdicts_in_order(path: Path, target: Target) -> list[OurVerdict]:
+    """draguard's verdicts on one file, in document order (the API server's ``index``)."""
+    decoded = load_paths([str(path)])
+    review = review_documents(decoded.documents, inventory=None, options=ReviewOptions(target=target))
+    return [_verdict(obj) for obj in review.objects]
+
+
+def _verdict(obj: Any) -> OurVerdict:
+    errors = [f for f in obj.findings if f.severity is Severity.ERROR and not f.reason.startswith("Lint")]
+    decode = any(f.reason in _DECODE for f in errors)
+    causes = frozenset((f.field, f.reason) for f in errors if f.reason.startswith("FieldValue"))
+    dropped = frozenset(f.field for f in obj.findings if f.reason == "FieldDropped")
+    return OurVerdict(obj.ref.name, not errors, causes, decode, dropped)
+
+
+def compare_run(real: Iterable[Any], files: Sequence[Path], target: Target) -> tuple[int, list[str]]:
+    """(objects compared, disagreements) between a harness run and draguard on ``files``."""
+    by_file: dict[str, list[Any]] = {}
+    for v in real:
+        by_file.setdefault(Path(v.file).name, []).append(v)
+    compared = 0
+    problems: list[str] = []
+    for f in files:
+        theirs = sorted(by_file.get(f.name, []), key=lambda v: v.index)
+        ours = verdicts_in_order(f, target)
+        if len(theirs) != len(ours):
+            problems.append(f"{f.name}: the API server answered {len(theirs)} objects, draguard reviewed {len(ours)}")
+            continue
+        for v, mine in zip(theirs, ours, strict=True):
+            compared += 1
+            problems.extend(f"{f.name}: {line}" for line in disagreements([v], {str(v.name): mine}))
+    return compared, problems
 
 
 def disagreements(real: Iterable[object], ours: dict[str, OurVerdict]) -> list[str]:
