@@ -21,6 +21,7 @@ from app.inventory.profiles import ProfileIndex
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
 from app.k8s import (
+    DEFAULT_TARGET,
     Device,
     DeviceCapacity,
     DeviceClass,
@@ -29,6 +30,7 @@ from app.k8s import (
     NodeSelector,
     Quantity,
     ResourceSlice,
+    Target,
     decode_object,
 )
 
@@ -41,7 +43,7 @@ _Decoded = tuple[str, Any] | None
 """("Node", (name, labels)) | ("DeviceClass", model) | ("ResourceSlice", model) | None (skipped)."""
 
 
-def _decode_one(raw: Mapping[str, Any]) -> _Decoded:
+def _decode_one(raw: Mapping[str, Any], target: Target) -> _Decoded:
     kind = raw.get("kind")
     try:
         if kind == "Node":
@@ -49,7 +51,7 @@ def _decode_one(raw: Mapping[str, Any]) -> _Decoded:
             return ("Node", (node.metadata.name, dict(node.metadata.labels))) if node.metadata.name else None
         if kind not in ("DeviceClass", "ResourceSlice"):
             return None
-        model = decode_object(kind, dict(raw)).model
+        model = decode_object(kind, dict(raw), target=target).model
     except (ValidationError, ValueError, TypeError, AttributeError):
         return None
     if isinstance(model, DeviceClass) and model.metadata.name:
@@ -186,13 +188,15 @@ def _prepare(driver: str, dev: Device) -> _DevicePrep:
     )
 
 
-def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
+def build_inventory(objects: Iterable[Mapping[str, Any]], *, target: Target = DEFAULT_TARGET) -> Inventory:
     """An immutable, indexed snapshot from raw DeviceClass/ResourceSlice/Node dicts.
 
     Other kinds are ignored and objects that do not decode are skipped: one broken slice must
-    not take the whole inventory down.
+    not take the whole inventory down.  Objects of any served version are read, and fields the
+    ``target`` API server would drop are dropped: a slice written with ``allowMultipleAllocations``
+    is stored without it on a 1.35 cluster, so its device cannot be shared there.
     """
-    return InventoryBuilder().build(objects)
+    return InventoryBuilder(target=target).build(objects)
 
 
 class InventoryBuilder:
@@ -207,7 +211,8 @@ class InventoryBuilder:
     the latest snapshot used, so memory follows the inventory, not its history.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, target: Target = DEFAULT_TARGET) -> None:
+        self.target = target
         self._decoded: dict[tuple[str, str, str], _Decoded] = {}
         self._prepared: dict[int, tuple[ResourceSlice, list[_DevicePrep]]] = {}
         self._cel: dict[tuple[str, str], Any] = {}
@@ -277,7 +282,7 @@ class InventoryBuilder:
             if fp is not None and fp in self._decoded:
                 decoded = self._decoded[fp]
             else:
-                decoded = _decode_one(raw)
+                decoded = _decode_one(raw, self.target)
                 self.decoded_objects += 1
             if fp is not None:
                 decoded_next[fp] = decoded

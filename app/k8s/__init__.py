@@ -119,7 +119,7 @@ from app.k8s.models import (
 from app.k8s.quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from app.k8s.structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
 from app.k8s.tree import compact_json, deep_copy, depth, describe, equal, json_length
-from app.k8s.versions import SERVED_VERSIONS, deprecation_warning, source_path
+from app.k8s.versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
 
 __all__ = [
     "CHECKED_KINDS",
@@ -136,6 +136,9 @@ __all__ = [
     "SERVED_VERSIONS",
     "SUPPORTED_VERSIONS",
     "UINT64_MAX",
+    "V1",
+    "V1BETA1",
+    "V1BETA2",
     "AllocatedDeviceStatus",
     "AllocationResult",
     "CELDeviceSelector",

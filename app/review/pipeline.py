@@ -27,6 +27,8 @@ from app.inventory import Inventory, build_inventory
 from app.k8s import (
     CHECKED_KINDS,
     DEFAULT_TARGET,
+    V1,
+    V1BETA2,
     Document,
     FieldError,
     Finding,
@@ -269,7 +271,33 @@ def _satisfiability(
     notes = check_claim_spec(
         spec, inventory, base=base, deadline_seconds=options.deadline_seconds, strict=options.strict
     )
+    notes = _sound_for_target(notes, spec, options.target)
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
+
+
+def _sound_for_target(notes: list[Note], spec: Any, target: Target) -> list[Note]:
+    """Never reject what the target's own allocator could allocate.
+
+    The search follows the 1.36 allocator.  Where an older allocator is documented to be more
+    permissive (shared/reference/allocator.md §F: 1.34 compares ``distinctAttribute`` values by
+    pointer, so two different devices with equal values pass), a proof made with 1.36's rules is
+    no proof for that target: it becomes SatisfiabilityUnknown, saying why.
+    """
+    distinct = any(c.distinct_attribute is not None for c in spec.devices.constraints)
+    if target.version != "1.34" or not distinct:
+        return notes
+    return [
+        Note(
+            Reason.SATISFIABILITY_UNKNOWN,
+            f"{note.message} — not decided for Kubernetes 1.34, whose allocator checks distinctAttribute "
+            "differently (two devices with equal values can pass); draguard models 1.36's",
+            note.path,
+            Severity.WARNING,
+        )
+        if note.reason == Reason.UNSATISFIABLE
+        else note
+        for note in notes
+    ]
 
 
 def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOptions) -> None:
@@ -277,6 +305,10 @@ def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOpt
         return
     if not isinstance(checked.model, ResourceClaim):
         return  # templates are never patched: their claims are created (and patched) later
+    if checked.doc.api_version not in (V1, V1BETA2) or not options.target.enabled("DRAConsumableCapacity"):
+        # the patch addresses v1's shape; and without consumable capacity the filled-in
+        # capacity request would be dropped by the API server anyway
+        return
     patch, descriptions = default_fill_patch(checked.model.spec, checked.doc.obj, inventory)
     checked.review.patch = patch
     checked.review.patch_descriptions = descriptions
@@ -333,7 +365,7 @@ def review_documents(
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
     if inventory is not None and merge_inventory_objects and extra_inventory:
-        inventory = build_inventory(_merged(inventory_objects, extra_inventory))
+        inventory = build_inventory(_merged(inventory_objects, extra_inventory), target=options.target)
     for item in checked:
         started = time.perf_counter()
         _satisfiability(item, inventory, inventory_problem, options)

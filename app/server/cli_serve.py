@@ -31,7 +31,7 @@ from app.inventory import (
     load_kube_config,
     open_inventory,
 )
-from app.k8s import FeatureGateError, parse_target
+from app.k8s import FeatureGateError, Target, parse_target
 from app.review import ReviewOptions
 from app.server.app import create_app
 from app.server.drain import DrainingServer
@@ -121,12 +121,12 @@ def _kube_config(args: argparse.Namespace) -> KubeConfig | None:
     return config
 
 
-def _inventory(args: argparse.Namespace) -> InventorySource:
+def _inventory(args: argparse.Namespace, target: Target) -> InventorySource:
     """The inventory source; bad documents in files are logged (and shown in ``/readyz``)."""
     if args.inventory and (args.kube or args.kubeconfig):
         raise UsageError("use either --inventory or --kube/--kubeconfig, not both")
     try:
-        source = open_inventory(args.inventory, kube_config=_kube_config(args))
+        source = open_inventory(args.inventory, kube_config=_kube_config(args), target=target)
     except InputError as exc:
         raise UsageError(f"--inventory: {exc}") from exc
     for finding in source.findings():
@@ -163,7 +163,7 @@ def build_state(args: argparse.Namespace) -> ServerState:
         target = parse_target(args.kubernetes_version, args.feature_gates)
     except FeatureGateError as exc:
         raise UsageError(f"--{exc.parameter}: {exc}") from exc
-    source = _inventory(args)
+    source = _inventory(args, target)
     state = ServerState(
         inventory=source,
         options=ReviewOptions(unsatisfiable=args.unsatisfiable, mutate=not args.no_mutate, target=target),

@@ -57,6 +57,19 @@ def container(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(deploy["spec"]["template"]["spec"]["containers"][0])
 
 
+def ca_bundles_rendered(docs: list[dict[str, Any]]) -> list[Any]:
+    return [h["clientConfig"].get("caBundle") for d in docs if d["kind"].endswith("WebhookConfiguration")
+            for h in d["webhooks"]]
+
+
+@needs_kubectl
+@pytest.mark.parametrize("mode", CERT_MODES)
+def test_certificate_modes_leave_ca_bundle_to_their_owner(tmp_path: Path, mode: str) -> None:
+    """A re-applied empty caBundle would blank the injected one: the modes that own it drop it."""
+    assert ca_bundles_rendered(render(tmp_path / "base", [])) == [""] * 4  # for `draguard certs --patch`
+    assert ca_bundles_rendered(render(tmp_path / mode, [mode])) == [None] * 4
+
+
 def test_every_component_directory_is_a_component() -> None:
     assert set(COMPONENTS) == {"cert-manager", "self-managed-certs", "high-availability", "network-policy",
                                "service-monitor"}
