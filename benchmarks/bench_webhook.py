@@ -148,10 +148,10 @@ def start_server(inventory: Path, tmp: Path) -> tuple[subprocess.Popen[bytes], i
     port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [str(ROOT / ".venv" / "bin" / "draguard"), "serve", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"]), "--inventory", str(inventory),
          "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )
     ca = str(paths["ca"])
     while True:
@@ -195,9 +195,14 @@ def main() -> int:
                     for c in distinct_claims(200, seed=len(mem) + 11):
                         conn.post("/validate", review_body(c))
                     mem.append((before, rss_mb(proc.pid)))
+                conn.conn.close()
             finally:
-                proc.terminate()
-                proc.wait(timeout=10)
+                proc.terminate()  # readiness goes 503, in-flight reviews finish, then it exits
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
         def med(rows: list[dict[str, float]], key: str) -> float:
             return statistics.median(r[key] for r in rows)
