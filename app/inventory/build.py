@@ -19,14 +19,26 @@ from app.inventory.celdevice import build_cel_device
 from app.inventory.nodeselect import match_node_selector
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.inventory.snapshot import Inventory
-from app.k8s import Device, DeviceClass, Node, NodeSelector, Quantity, ResourceSlice, decode_object
+from app.k8s import (
+    DEFAULT_TARGET,
+    Device,
+    DeviceClass,
+    Node,
+    NodeSelector,
+    Quantity,
+    ResourceSlice,
+    Target,
+    decode_object,
+)
 
 __all__ = ["build_inventory"]
 
 _Reach = tuple[str, Any]  # ("node", name) | ("all", None) | ("selector", NodeSelector) | ("none", None)
 
 
-def _decode(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, DeviceClass], list[ResourceSlice], dict[str, dict[str, str]]]:
+def _decode(
+    objects: Iterable[Mapping[str, Any]], target: Target
+) -> tuple[dict[str, DeviceClass], list[ResourceSlice], dict[str, dict[str, str]]]:
     classes: dict[str, DeviceClass] = {}
     slices: list[ResourceSlice] = []
     nodes: dict[str, dict[str, str]] = {}
@@ -42,7 +54,7 @@ def _decode(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, DeviceClass
                 continue
             if kind not in ("DeviceClass", "ResourceSlice"):
                 continue
-            model = decode_object(kind, dict(raw)).model
+            model = decode_object(kind, dict(raw), target=target).model
         except (ValidationError, ValueError, TypeError, AttributeError):
             continue
         if isinstance(model, DeviceClass) and model.metadata.name:
@@ -135,13 +147,15 @@ class _ShapeIds:
         return self._ids[text], not known
 
 
-def build_inventory(objects: Iterable[Mapping[str, Any]]) -> Inventory:
+def build_inventory(objects: Iterable[Mapping[str, Any]], *, target: Target = DEFAULT_TARGET) -> Inventory:
     """An immutable, indexed snapshot from raw DeviceClass/ResourceSlice/Node dicts.
 
     Other kinds are ignored and objects that do not decode are skipped: one broken slice must
-    not take the whole inventory down.
+    not take the whole inventory down.  Objects of any served version are read, and fields the
+    ``target`` API server would drop are dropped: a slice written with ``allowMultipleAllocations``
+    is stored without it on a 1.35 cluster, so its device cannot be shared there.
     """
-    classes, slices, nodes = _decode(objects)
+    classes, slices, nodes = _decode(objects, target)
     pools_slices = _newest_generations(slices)
     pools = {key: _pool_record(key, members) for key, members in pools_slices.items()}
 

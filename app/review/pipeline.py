@@ -365,7 +365,7 @@ def review_documents(
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
     if inventory is not None and merge_inventory_objects and extra_inventory:
-        inventory = build_inventory(_merged(inventory_objects, extra_inventory))
+        inventory = build_inventory(_merged(inventory_objects, extra_inventory), target=options.target)
     for item in checked:
         started = time.perf_counter()
         _satisfiability(item, inventory, inventory_problem, options)
