@@ -64,6 +64,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kube", action="store_true",
                         help="live inventory: list+watch the API server (in-cluster credentials)")
     parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")
+    parser.add_argument("--allow-insecure-kubeconfig", action="store_true",
+                        help="accept a kubeconfig cluster with insecure-skip-tls-verify (refused otherwise)")
     parser.add_argument("--unsatisfiable", choices=["deny", "warn"], default="deny",
                         help="deny (default) or only warn about claims proven unsatisfiable")
     parser.add_argument("--no-mutate", action="store_true", help="/mutate never patches")
@@ -114,7 +116,8 @@ def _kube_config(args: argparse.Namespace) -> KubeConfig | None:
     if not (args.kube or args.kubeconfig):
         return None
     try:
-        config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
+        config = (load_kube_config(args.kubeconfig, allow_insecure=args.allow_insecure_kubeconfig)
+                  if args.kubeconfig else load_in_cluster())
         config.ssl_context()  # fail now, not in a background task, on unusable CA/client cert
     except (KubeConfigError, ssl.SSLError) as exc:
         raise UsageError(str(exc)) from exc
@@ -188,7 +191,8 @@ def _self_managed(args: argparse.Namespace) -> SelfManagedCerts:
     if not namespace:
         raise UsageError("--cert-secret needs --namespace (or POD_NAMESPACE) outside a cluster")
     try:
-        config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
+        config = (load_kube_config(args.kubeconfig, allow_insecure=args.allow_insecure_kubeconfig)
+                  if args.kubeconfig else load_in_cluster())
         config.ssl_context()
     except (KubeConfigError, ssl.SSLError) as exc:
         raise UsageError(str(exc)) from exc
