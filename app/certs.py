@@ -40,6 +40,7 @@ __all__ = [
     "patch_ca_bundle",
     "run_certs",
     "service_dns_names",
+    "write_atomic",
     "write_bundle",
 ]
 
@@ -214,7 +215,7 @@ def generate_bundle(
     return CertBundle(ca_cert=ca_cert, ca_key=ca_key, cert=cert, key=key)
 
 
-def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+def write_atomic(path: Path, data: bytes, mode: int) -> None:
     """Write via a temporary file and rename, so a reloading server never reads half a file."""
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
@@ -238,12 +239,12 @@ def write_bundle(bundle: CertBundle, out_dir: Path, *, write_ca_key: bool = True
         "cert": out_dir / CERT_FILE,
         "ca": out_dir / CA_FILE,
     }
-    _write_atomic(paths["key"], bundle.key, 0o600)
-    _write_atomic(paths["cert"], bundle.cert, 0o644)
-    _write_atomic(paths["ca"], bundle.ca_cert, 0o644)
+    write_atomic(paths["key"], bundle.key, 0o600)
+    write_atomic(paths["cert"], bundle.cert, 0o644)
+    write_atomic(paths["ca"], bundle.ca_cert, 0o644)
     if write_ca_key:
         paths["ca_key"] = out_dir / "ca.key"
-        _write_atomic(paths["ca_key"], bundle.ca_key, 0o600)
+        write_atomic(paths["ca_key"], bundle.ca_key, 0o600)
     return paths
 
 

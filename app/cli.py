@@ -71,7 +71,7 @@ def _run_lint(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         decoded = load_paths(args.paths)
-        source = open_inventory(args.inventory)
+        source = open_inventory(args.inventory, target=target)
     except InputError as exc:
         print(f"draguard: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,23 +1,34 @@
 """Connection settings for the API server: the pod's service account, or a kubeconfig file.
 
 Why apart from the watcher (:mod:`app.inventory.kube`): how to reach and authenticate to a
-cluster (kubeconfig contexts, CAs, tokens, client certificates) changes for reasons of its own
-and is tested on its own; the list+watch loop only asks for an HTTP client.
+cluster (kubeconfig contexts, CAs, tokens, client certificates, exec plugins) changes for
+reasons of its own and is tested on its own; the list+watch loop only asks for an HTTP client.
+
+Like kubectl: ``token`` and ``tokenFile`` (re-read for every request; ``token`` wins when both
+are set), ``client-certificate``/``client-key`` as files or ``-data``, exec credential plugins
+(:mod:`app.inventory.execplugin`; a static token wins over a plugin, as in client-go).  Two
+refusals where kubectl would go ahead, because draguard runs unattended next to a cluster's
+admission path: ``insecure-skip-tls-verify`` unless the operator passes ``allow_insecure``
+(``--allow-insecure-kubeconfig``), and an ``http://`` server whenever credentials would be sent
+over it in clear text.  ``auth-provider`` (removed from kubectl) is refused with a pointer to exec.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import ssl
 import tempfile
-from collections.abc import Generator
+from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import yaml
+
+from app.inventory.execplugin import ExecCredential, ExecPlugin, ExecPluginError, parse_exec
 
 __all__ = [
     "SERVICE_ACCOUNT_DIR",
@@ -53,9 +64,18 @@ class KubeConfig:
     token_file: Path | None = None  # re-read per request: projected tokens rotate
     client_cert_pem: bytes | None = None
     client_key_pem: bytes | None = None
+    exec_plugin: ExecPlugin | None = None  # holds the plugin's cached credential
+
+    @property
+    def sends_credentials(self) -> bool:
+        return bool(self.token or self.token_file or self.client_cert_pem or self.exec_plugin)
 
     def ssl_context(self) -> ssl.SSLContext | bool:
-        """Trust the configured CA only (or the system store when none is given)."""
+        """Trust the configured CA only (or the system store when none is given).
+
+        A client certificate from an exec plugin is the one the plugin gives now (the plugin
+        runs here, once, when no static credential is set).
+        """
         if not self.server.startswith("https"):
             return False
         ctx = ssl.create_default_context()
@@ -64,17 +84,42 @@ class KubeConfig:
         if self.insecure:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        if self.client_cert_pem and self.client_key_pem:
-            _load_client_cert(ctx, self.client_cert_pem, self.client_key_pem)
+        cert, key = self.client_cert_pem, self.client_key_pem
+        if self._uses_exec() and not cert:
+            credential = self._exec_credential()
+            cert, key = credential.client_cert_pem, credential.client_key_pem
+        if cert and key:
+            _load_client_cert(ctx, cert, key)
         return ctx
 
-    def bearer_token(self) -> str | None:
+    def bearer_token(self, *, rejected: str | None = None) -> str | None:
+        """The token for the next request; ``rejected``: the one the API server just answered
+        401 to (an exec plugin then runs again; files are re-read anyway)."""
+        if self.token:
+            return self.token
         if self.token_file is not None:
             try:
                 return self.token_file.read_text().strip() or None
             except OSError as exc:
                 raise KubeConfigError(f"cannot read token file {self.token_file}: {exc}") from exc
-        return self.token
+        if self._uses_exec():
+            return self._exec_credential(rejected=rejected).token
+        return None
+
+    @property
+    def refreshable(self) -> bool:
+        """Whether a 401 may be cured by asking again (an exec plugin's credential)."""
+        return self._uses_exec()
+
+    def _uses_exec(self) -> bool:
+        return self.exec_plugin is not None and not self.token and self.token_file is None
+
+    def _exec_credential(self, *, rejected: str | None = None) -> ExecCredential:
+        assert self.exec_plugin is not None
+        try:
+            return self.exec_plugin.credential(rejected_token=rejected)
+        except ExecPluginError as exc:
+            raise KubeConfigError(str(exc)) from exc
 
 
 def _load_client_cert(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
@@ -138,8 +183,12 @@ def _named(items: Any, name: str, what: str) -> dict[str, Any]:
     raise KubeConfigError(f"kubeconfig has no {what} named {name!r}")
 
 
-def load_kube_config(path: str | Path, context: str | None = None) -> KubeConfig:
-    """A kubeconfig's current (or given) context: server, CA, token or client certificate."""
+def load_kube_config(path: str | Path, context: str | None = None, *, allow_insecure: bool = False) -> KubeConfig:
+    """A kubeconfig's current (or given) context: server, CA, and the user's credentials.
+
+    Raises :class:`KubeConfigError` for what kubectl refuses, for ``insecure-skip-tls-verify``
+    unless ``allow_insecure``, and for credentials that would travel over ``http://``.
+    """
     path = Path(path).expanduser()
     try:
         doc = yaml.safe_load(path.read_text())
@@ -156,33 +205,79 @@ def load_kube_config(path: str | Path, context: str | None = None) -> KubeConfig
     server = str(cluster.get("server", "")).rstrip("/")
     if not server:
         raise KubeConfigError(f"cluster {ctx.get('cluster')!r} in {path} has no server")
-    if "exec" in user or "auth-provider" in user:
-        raise KubeConfigError("kubeconfig credential plugins (exec/auth-provider) are not supported; "
-                              "use a token or a client certificate")
+    if "auth-provider" in user:
+        raise KubeConfigError("kubeconfig auth-provider plugins were removed from kubectl and are not "
+                              "supported; use an exec credential plugin (user.exec)")
     base = path.parent
+    insecure = cluster.get("insecure-skip-tls-verify", False) is True
+    ca_pem = _data_or_file(cluster, "certificate-authority", base)
+    if insecure and ca_pem:
+        raise KubeConfigError(f"cluster {ctx.get('cluster')!r} sets both certificate-authority and "
+                              "insecure-skip-tls-verify; kubectl refuses that too")
+    if insecure and not allow_insecure:
+        raise KubeConfigError(f"cluster {ctx.get('cluster')!r} sets insecure-skip-tls-verify: the API server's "
+                              "identity would not be checked; pass --allow-insecure-kubeconfig to accept that")
     token_file = user.get("tokenFile")
-    return KubeConfig(
+    exec_plugin = None
+    if user.get("exec") is not None:
+        try:
+            exec_plugin = parse_exec(user["exec"], base=base, server=server, ca_pem=ca_pem, insecure=insecure)
+        except ExecPluginError as exc:
+            raise KubeConfigError(f"user {ctx.get('user')!r} in {path}: {exc}") from exc
+    config = KubeConfig(
         server=server,
-        ca_pem=_data_or_file(cluster, "certificate-authority", base),
-        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
-        token=user.get("token"),
-        token_file=(base / token_file) if token_file and not user.get("token") else None,
+        ca_pem=ca_pem,
+        insecure=insecure,
+        token=str(user["token"]) if user.get("token") else None,
+        token_file=(base / str(token_file)) if token_file else None,
         client_cert_pem=_data_or_file(user, "client-certificate", base),
         client_key_pem=_data_or_file(user, "client-key", base),
+        exec_plugin=exec_plugin,
     )
+    if bool(config.client_cert_pem) != bool(config.client_key_pem):
+        raise KubeConfigError(f"user {ctx.get('user')!r} in {path} has a client certificate without its key "
+                              "(or a key without its certificate)")
+    if not server.startswith("https://"):
+        if not server.startswith("http://"):
+            raise KubeConfigError(f"server {server!r} in {path} is neither https:// nor http://")
+        if config.sends_credentials:
+            raise KubeConfigError(f"server {server!r} in {path} is plain http://: draguard does not send "
+                                  "credentials in clear text; use https://")
+    return config
 
 
 class _BearerAuth(httpx.Auth):
-    """Adds the token, read afresh for every request (bound service-account tokens rotate)."""
+    """Adds the token, read afresh for every request (bound service-account tokens rotate), and
+    retries once with a fresh exec credential when the API server answers 401 to a cached one."""
 
     def __init__(self, config: KubeConfig) -> None:
         self._config = config
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         token = self._config.bearer_token()
-        if token:
-            request.headers["Authorization"] = f"Bearer {token}"
-        yield request
+        _authorize(request, token)
+        response = yield request
+        if response.status_code == 401 and token and self._config.refreshable:
+            fresh = self._config.bearer_token(rejected=token)
+            if fresh and fresh != token:
+                _authorize(request, fresh)
+                yield request
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        # an exec plugin is a subprocess: run it off the event loop that serves the watches
+        token = await asyncio.to_thread(self._config.bearer_token)
+        _authorize(request, token)
+        response = yield request
+        if response.status_code == 401 and token and self._config.refreshable:
+            fresh = await asyncio.to_thread(lambda: self._config.bearer_token(rejected=token))
+            if fresh and fresh != token:
+                _authorize(request, fresh)
+                yield request
+
+
+def _authorize(request: httpx.Request, token: str | None) -> None:
+    if token:
+        request.headers["Authorization"] = f"Bearer {token}"
 
 
 def make_client(config: KubeConfig) -> httpx.AsyncClient:

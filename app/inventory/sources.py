@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app.inventory.build import build_inventory
 from app.inventory.files import load_paths
 from app.inventory.snapshot import Inventory
-from app.k8s import INVENTORY_KINDS, Finding
+from app.k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
 
 if TYPE_CHECKING:
     from app.inventory.kubeconfig import KubeConfig
@@ -100,12 +100,12 @@ class StaticInventory:
     restarts = 0
     synced = True
 
-    def __init__(self, paths: Sequence[str], *, stdin_text: str | None = None) -> None:
+    def __init__(self, paths: Sequence[str], *, stdin_text: str | None = None, target: Target = DEFAULT_TARGET) -> None:
         result = load_paths(paths, stdin_text=stdin_text)
         self.paths = list(paths)
         self._findings = list(result.findings)
         self._objects = [d.obj for d in result.documents if d.kind in INVENTORY_KINDS]
-        self._snapshot = build_inventory(self._objects)
+        self._snapshot = build_inventory(self._objects, target=target)
         self._loaded_at = time.monotonic()
 
     def snapshot(self) -> Inventory | None:
@@ -142,7 +142,11 @@ class StaticInventory:
 
 
 def open_inventory(
-    paths: Sequence[str] = (), *, kube_config: KubeConfig | None = None, stdin_text: str | None = None
+    paths: Sequence[str] = (),
+    *,
+    kube_config: KubeConfig | None = None,
+    stdin_text: str | None = None,
+    target: Target = DEFAULT_TARGET,
 ) -> InventorySource:
     """The source for a door's flags: files, the API server, or nothing.
 
@@ -156,5 +160,5 @@ def open_inventory(
 
         return KubeInventory(kube_config)
     if paths:
-        return StaticInventory(paths, stdin_text=stdin_text)
+        return StaticInventory(paths, stdin_text=stdin_text, target=target)  # a cluster drops fields itself
     return NoInventory()

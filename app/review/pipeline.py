@@ -106,6 +106,8 @@ class Review:
 
 # ---------------------------------------------------------------------------- helpers
 def _ref(doc: Document) -> ObjectRef:
+    """Which object; its file position is left to :func:`_at` (positions are computed on demand,
+    and most objects never need one)."""
     namespace = doc.namespace
     if doc.kind in NAMESPACED_KINDS and not namespace:
         namespace = "default"
@@ -115,8 +117,6 @@ def _ref(doc: Document) -> ObjectRef:
         name=doc.name,
         api_version=doc.api_version,
         file=doc.source,
-        line=doc.line if doc.source else 0,
-        column=doc.column if doc.source else 0,
     )
 
 
@@ -127,7 +127,7 @@ def _at(
     if not doc.source:
         return (0, 0)
     if path is None:
-        return (ref.line, ref.column)
+        return (doc.line, doc.column)
     if not versioned:
         path = source_path(doc.kind, doc.api_version, path)
     return doc.position_of(path.json_pointer_parts(), key=key)
@@ -367,7 +367,7 @@ def review_documents(
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
     if inventory is not None and merge_inventory_objects and extra_inventory:
-        inventory = build_inventory(_merged(inventory_objects, extra_inventory))
+        inventory = build_inventory(_merged(inventory_objects, extra_inventory), target=options.target)
     for item in checked:
         started = time.perf_counter()
         _satisfiability(item, inventory, inventory_problem, options)

@@ -31,7 +31,7 @@ from app.inventory import (
     load_kube_config,
     open_inventory,
 )
-from app.k8s import FeatureGateError, parse_target
+from app.k8s import FeatureGateError, Target, parse_target
 from app.review import ReviewOptions
 from app.server.app import create_app
 from app.server.drain import DrainingServer
@@ -64,6 +64,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kube", action="store_true",
                         help="live inventory: list+watch the API server (in-cluster credentials)")
     parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")
+    parser.add_argument("--allow-insecure-kubeconfig", action="store_true",
+                        help="accept a kubeconfig cluster with insecure-skip-tls-verify (refused otherwise)")
     parser.add_argument("--unsatisfiable", choices=["deny", "warn"], default="deny",
                         help="deny (default) or only warn about claims proven unsatisfiable")
     parser.add_argument("--no-mutate", action="store_true", help="/mutate never patches")
@@ -114,19 +116,20 @@ def _kube_config(args: argparse.Namespace) -> KubeConfig | None:
     if not (args.kube or args.kubeconfig):
         return None
     try:
-        config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
+        config = (load_kube_config(args.kubeconfig, allow_insecure=args.allow_insecure_kubeconfig)
+                  if args.kubeconfig else load_in_cluster())
         config.ssl_context()  # fail now, not in a background task, on unusable CA/client cert
     except (KubeConfigError, ssl.SSLError) as exc:
         raise UsageError(str(exc)) from exc
     return config
 
 
-def _inventory(args: argparse.Namespace) -> InventorySource:
+def _inventory(args: argparse.Namespace, target: Target) -> InventorySource:
     """The inventory source; bad documents in files are logged (and shown in ``/readyz``)."""
     if args.inventory and (args.kube or args.kubeconfig):
         raise UsageError("use either --inventory or --kube/--kubeconfig, not both")
     try:
-        source = open_inventory(args.inventory, kube_config=_kube_config(args))
+        source = open_inventory(args.inventory, kube_config=_kube_config(args), target=target)
     except InputError as exc:
         raise UsageError(f"--inventory: {exc}") from exc
     for finding in source.findings():
@@ -163,7 +166,7 @@ def build_state(args: argparse.Namespace) -> ServerState:
         target = parse_target(args.kubernetes_version, args.feature_gates)
     except FeatureGateError as exc:
         raise UsageError(f"--{exc.parameter}: {exc}") from exc
-    source = _inventory(args)
+    source = _inventory(args, target)
     state = ServerState(
         inventory=source,
         options=ReviewOptions(unsatisfiable=args.unsatisfiable, mutate=not args.no_mutate, target=target),
@@ -188,7 +191,8 @@ def _self_managed(args: argparse.Namespace) -> SelfManagedCerts:
     if not namespace:
         raise UsageError("--cert-secret needs --namespace (or POD_NAMESPACE) outside a cluster")
     try:
-        config = load_kube_config(args.kubeconfig) if args.kubeconfig else load_in_cluster()
+        config = (load_kube_config(args.kubeconfig, allow_insecure=args.allow_insecure_kubeconfig)
+                  if args.kubeconfig else load_in_cluster())
         config.ssl_context()
     except (KubeConfigError, ssl.SSLError) as exc:
         raise UsageError(str(exc)) from exc

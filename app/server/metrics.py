@@ -83,6 +83,13 @@ class _LiveCollector(Collector):
             yield GaugeMetricFamily("draguard_certificate_expiry_warning",
                                     "1 when the serving certificate expires within 30 days",
                                     value=1.0 if s.get("cert_expiring") else 0.0)
+        if "selfcert_errors" in s:
+            yield CounterMetricFamily("draguard_self_managed_cert_writes",
+                                      "Secret updates made by this replica (self-managed certificates)",
+                                      value=float(s["selfcert_rotations"]))
+            yield CounterMetricFamily("draguard_self_managed_cert_errors",
+                                      "failed self-managed certificate rounds (API errors, RBAC, missing Secret)",
+                                      value=float(s["selfcert_errors"]))
 
 
 class Metrics:

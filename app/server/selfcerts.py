@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.certs import service_dns_names
+from app.certs import service_dns_names, write_atomic
 from app.inventory import KubeConfig, make_client
 from app.server.kube_objects import Conflict, ObjectApiError, ObjectClient
 from app.server.lease import LeaseLock
@@ -108,16 +108,6 @@ def _annotations(obj: dict[str, Any]) -> dict[str, str]:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     notes = (meta or {}).get("annotations")
     return {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {}
-
-
-def _write_atomic(path: Path, data: bytes, mode: int) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 class SelfManagedCerts:
@@ -285,8 +275,8 @@ class SelfManagedCerts:
         if same:
             return
         s.cert_file.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(s.key_file, key, 0o600)  # key first: a poller sees the cert only once both are new
-        _write_atomic(s.cert_file, cert, 0o644)
+        write_atomic(s.key_file, key, 0o600)  # key first: a poller sees the cert only once both are new
+        write_atomic(s.cert_file, cert, 0o644)
         if self.reloader is not None:
             self.reloader.check()
 

@@ -89,4 +89,7 @@ class ServerState:
             out["cert_reloads"] = self.tls.reloads
             out["cert_reload_failures"] = dict(self.tls.failures)
             out["cert_expiring"] = self.tls.expiry_warning() is not None
+        if self.self_managed is not None:
+            out["selfcert_rotations"] = self.self_managed.rotations
+            out["selfcert_errors"] = self.self_managed.errors
         return out

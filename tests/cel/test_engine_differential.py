@@ -262,13 +262,22 @@ def test_celpy_engine_is_thread_safe() -> None:
     assert errors == []
 
 
-def test_runtime_cost_limit_trips_at_the_same_size_on_both_engines() -> None:
-    """The cel-python engine charges the compiled engine's cost units, so the runtime limit
+CANCELLED = CelRuntimeError("operation cancelled: actual cost limit exceeded")
+COST_TEMPLATES = [
+    ("{r}.all(x, {r}.all(y, {t}.all(z, x + y + z > device.attributes['gpu.example.com'].index)))", 83),
+    ("{r}.all(i, x, {r}.all(j, y, {t}.all(k, z, x + y + z + i + j > device.attributes['gpu.example.com'].index)))", 73),
+    ("cel.bind(a, {r}, a.all(x, cel.bind(b, {r}, b.all(y, {t}.all(z, x + y + z > "
+     "device.attributes['gpu.example.com'].index)))))", 83),
+]
+
+
+@pytest.mark.parametrize(("template", "largest"), COST_TEMPLATES, ids=["one-variable", "two-variable", "cel.bind"])
+def test_runtime_cost_limit_trips_at_the_same_size_on_both_engines(template: str, largest: int) -> None:
+    """The cel-python engine charges the oracle's cost units, so the runtime limit
     (``operation cancelled: actual cost limit exceeded``) trips at the same input size."""
     ones = lambda n: "[" + ", ".join(["1"] * n) + "]"  # noqa: E731
-    template = "{r}.all(x, {r}.all(y, {t}.all(z, x + y + z > device.attributes['gpu.example.com'].index)))"
     dev = make_device("gpu.example.com", False, {"index": ("int", 0)}, {})
-    for n, expected in ((83, True), (84, CelRuntimeError("operation cancelled: actual cost limit exceeded"))):
+    for n, expected in ((largest, True), (largest + 1, CANCELLED)):
         expr = template.format(r=ones(n), t=ones(10))
         for engine in ENGINES.values():
             sel = _compile(expr, False, engine)

@@ -26,6 +26,7 @@ from app.server.app import create_app
 from app.server.cli_serve import UsageError, build_state
 from app.server.kube_objects import ObjectClient
 from app.server.lease import micro_time
+from app.server.metrics import Metrics
 from app.server.rotation_plan import RotationPolicy, parse_certificates
 from app.server.runner import BackgroundServer
 from app.server.selfcerts import SelfCertError, SelfManagedCerts, SelfManagedSettings
@@ -239,6 +240,9 @@ def test_missing_secret_or_forbidden_update_is_reported_not_raised(
     r = rotator(config, tmp_path, clock)
     tick(r)
     assert "HTTP 403" in r.last_error and not r.settings.cert_file.exists()
+    counted = Metrics(ServerState(self_managed=r).stats).render().decode()
+    assert "draguard_self_managed_cert_errors_total 1.0" in counted
+    assert "draguard_self_managed_cert_writes_total 0.0" in counted
     cluster.store.pop(("secrets", NS, SECRET))
     with pytest.raises(SelfCertError, match="draguard/draguard-tls does not exist"):
         asyncio.run(r.bootstrap(timeout=0.2, retry=0.05))
@@ -246,6 +250,7 @@ def test_missing_secret_or_forbidden_update_is_reported_not_raised(
     cluster.put_object("secrets", {"metadata": {"name": SECRET, "namespace": NS}})
     tick(r)
     assert r.last_error == "" and r.settings.cert_file.exists()
+    assert "draguard_self_managed_cert_writes_total 1.0" in Metrics(ServerState(self_managed=r).stats).render().decode()
 
 
 def test_serve_flags_bootstrap_the_certificate(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.inventory import build_inventory, load_paths
+from app.inventory import build_inventory, load_paths, open_inventory
 from app.k8s import parse_target
 from app.review import ReviewOptions, review_documents
 
@@ -64,3 +64,53 @@ def test_no_patch_for_a_v1beta1_claim(tmp_path: Path) -> None:
                               options=ReviewOptions(show_mutations=True))
     assert not any(o.patch for o in review.objects)
     assert "CapacityDefaulted" in {f.reason for f in review.findings}  # still checked and explained
+
+
+SHARED_SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  pool: {name: n1, resourceSliceCount: 1}
+  nodeName: n1
+  devices:
+  - name: gpu-0
+    allowMultipleAllocations: true
+    capacity:
+      memory: {value: 40Gi, requestPolicy: {default: 10Gi, validRange: {min: 1Gi}}}
+"""
+
+TWO_SHARES = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: two-shares, namespace: default}
+spec:
+  devices:
+    requests:
+    - {name: a, exactly: {deviceClassName: gpu.example.com, capacity: {requests: {memory: 10Gi}}}}
+    - {name: b, exactly: {deviceClassName: gpu.example.com, capacity: {requests: {memory: 10Gi}}}}
+"""
+
+
+def test_file_inventory_is_read_as_the_target_stores_it(tmp_path: Path) -> None:
+    """On 1.35 the slice is stored without allowMultipleAllocations: one device, two requests."""
+    (tmp_path / "inventory.yaml").write_text(SHARED_SLICE)
+    (tmp_path / "claim.yaml").write_text(TWO_SHARES)
+
+    def reasons(version: str) -> set[str]:
+        source = open_inventory([str(tmp_path / "inventory.yaml")], target=parse_target(version))
+        review = review_documents(
+            load_paths([str(tmp_path / "claim.yaml")]).documents, inventory=source.snapshot(),
+            options=ReviewOptions(target=parse_target(version)),
+        )
+        return {f.reason for f in review.findings}
+
+    assert "Unsatisfiable" not in reasons("1.36")
+    assert "Unsatisfiable" in reasons("1.35")
