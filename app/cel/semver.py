@@ -151,6 +151,23 @@ def _normalize(s: str) -> str:
     return ".".join(parts)
 
 
+_PARSED: dict[tuple[str, bool], Semver] = {}
+_PARSED_MAX = 4096
+
+
 def parse_semver(s: str, normalize: bool = False) -> Semver:
-    """``semver.Parse`` (or Kubernetes' ``normalizeAndParse`` when ``normalize``)."""
-    return _parse_strict(_normalize(s) if normalize else s)
+    """``semver.Parse`` (or Kubernetes' ``normalizeAndParse`` when ``normalize``).
+
+    Remembered in a bounded table (emptied when full; errors are not remembered): every device of
+    a model publishes the same ``driverVersion``, and a :class:`Semver` is immutable.
+    """
+    key = (s, normalize)
+    got = _PARSED.get(key)
+    if got is not None:
+        return got
+    value = _parse_strict(_normalize(s) if normalize else s)
+    if len(s) <= 128:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = value
+    return value

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from app.inventory.build import InventoryBuilder
 from app.inventory.kubeconfig import KubeConfig, KubeError, make_client
 
 if TYPE_CHECKING:
@@ -152,12 +153,6 @@ def _object_rv(obj: dict[str, Any]) -> str | None:
     return str(rv) if rv else None
 
 
-def _default_build(objects: Iterable[dict[str, Any]]) -> Inventory:
-    from app.inventory import build_inventory
-
-    return build_inventory(objects)
-
-
 class KubeInventory:
     """A live, atomically swapped inventory snapshot fed by list+watch.
 
@@ -170,7 +165,7 @@ class KubeInventory:
         config: KubeConfig,
         *,
         resources: tuple[Resource, ...] = RESOURCES,
-        build: Callable[[Iterable[dict[str, Any]]], Inventory] = _default_build,
+        build: Callable[[Iterable[dict[str, Any]]], Inventory] | None = None,
         debounce: float = 0.25,
         stale_after: float = 120.0,
         page_size: int = 500,
@@ -181,7 +176,9 @@ class KubeInventory:
     ) -> None:
         self.config = config
         self._streams = {r.name: _Stream(r) for r in resources}
-        self._build = build
+        # One builder for the life of the watch: each rebuild decodes only the objects whose
+        # resourceVersion changed (see InventoryBuilder).
+        self._build = build if build is not None else InventoryBuilder().build
         self._debounce = debounce
         self._stale_after = stale_after
         self._page_size = page_size

@@ -45,6 +45,8 @@ class DeviceRecord:
     """Where the device lives, for messages: the node name, or "pool <name>"."""
     shape: int
     """Id of the device's content apart from its name and location: equal shapes behave alike."""
+    body: int
+    """Id of the device's content apart from its name, location and attributes."""
     cel: Any = None
 
     @property
@@ -75,6 +77,11 @@ class PoolRecord:
     @property
     def usable(self) -> bool:
         return self.complete and self.invalid is None
+
+    @property
+    def counter_signature(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+        """The pool's shared counters and their limits, comparable between pools."""
+        return tuple(sorted((s, tuple(sorted((c, q.nanos) for c, q in cs.items()))) for s, cs in self.counter_sets.items()))
 
 
 @dataclass(frozen=True, slots=True)

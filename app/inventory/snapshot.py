@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from app.inventory.cache import BoundedCache
+from app.inventory.profiles import ProfileIndex
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from app.k8s import DeviceClass
 
@@ -27,7 +28,9 @@ class Inventory:
     groups: tuple[NodeGroup, ...] = ()
     reachable: tuple[int, ...] = ()
     """Indices of the devices at least one node (group) can reach, in allocator order."""
-    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    profiles: ProfileIndex = field(default_factory=lambda: ProfileIndex((), ()), repr=False, compare=False)
+    """Devices by profile (what a claim can see of them), per read-set; see :mod:`.profiles`."""
+    cache: BoundedCache = field(default_factory=BoundedCache, repr=False, compare=False)
     """Derived data keyed by its inputs (compiled candidate sets).  Only ever *added* to, so
     readers sharing the snapshot see either nothing or a complete value."""
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from app.k8s.fastyaml import fast_yaml_documents
+from app.k8s.fastyaml import DOCUMENT_START, LEADING_TRIVIA, fast_yaml_documents
 from app.k8s.finding import Finding, Reason, Severity
 from app.k8s.jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
 
@@ -175,21 +175,58 @@ class Document:
 
 
 class _Locator:
-    """Positions of every document of one source, computed by the position-keeping decoder on demand."""
+    """Positions of the documents of one source, computed by the position-keeping decoder on demand.
 
-    def __init__(self, text: str, source: str) -> None:
-        self._text: str | None = text
+    Only the document asked about is decoded again (its span of the text, found from the
+    ``---`` lines), so a finding in one document of a 10,000-document file costs one document's
+    careful decoding, not the file's.  When the spans cannot be told apart with certainty the
+    whole text is decoded once.
+    """
+
+    def __init__(self, text: str, source: str, documents: int) -> None:
+        self._text = text
         self._source = source
+        self._documents = documents
+        self._spans: list[tuple[int, int]] | None = None
+        self._done: set[int] = set()
+        self._whole = False
         self._found: dict[tuple[int, int | None], Document] = {}
         self._lock = threading.Lock()
 
     def find(self, index: int, item: int | None) -> Document | None:
         with self._lock:
-            if self._text is not None:
-                text, self._text = self._text, None
-                for doc in _decode_with_positions(text, self._source).documents:
-                    self._found[(doc.index, doc.item)] = doc
+            if not self._whole and index not in self._done:
+                self._locate(index)
         return self._found.get((index, item))
+
+    def _locate(self, index: int) -> None:
+        spans = self._document_spans()
+        if spans is None or index >= len(spans):
+            self._whole = True
+            for doc in _decode_with_positions(self._text, self._source).documents:
+                self._found[(doc.index, doc.item)] = doc
+            return
+        start, end = spans[index]
+        line0 = self._text.count("\n", 0, start)
+        for doc in _decode_with_positions(self._text[start:end], self._source).documents:
+            doc.index = index
+            doc._line += line0
+            doc._positions = {k: (ln + line0, col) for k, (ln, col) in doc._positions.items()}
+            doc._key_positions = {k: (ln + line0, col) for k, (ln, col) in doc._key_positions.items()}
+            self._found[(index, doc.item)] = doc
+        self._done.add(index)
+
+    def _document_spans(self) -> list[tuple[int, int]] | None:
+        if self._spans is None:
+            text = self._text
+            starts = [m.start() for m in DOCUMENT_START.finditer(text)]
+            body = LEADING_TRIVIA.match(text).end()  # type: ignore[union-attr]
+            if not starts or starts[0] != body:
+                starts.insert(0, 0)
+            if len(starts) != self._documents:
+                return None
+            self._spans = [(a, b) for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+        return self._spans
 
 
 @dataclass
@@ -375,7 +412,7 @@ def _decode_fast(text: str, source: str) -> DecodeResult | None:
         values = fast_yaml_documents(text)
         if values is None:
             return None
-    locator = _Locator(text, source)
+    locator = _Locator(text, source, len(values))
     result = DecodeResult()
     for index, value in enumerate(values):
         if value is None:
@@ -437,12 +474,13 @@ def _decode_with_positions(text: str, source: str = "") -> DecodeResult:
     result = DecodeResult()
     loader = _Loader(text)
     index = 0
+    may_alias = "*" in text  # no alias indicator anywhere: nothing to expand
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is None:  # pragma: no cover - check_node said there is one
                 break
-            if _excessive_aliasing(node):
+            if may_alias and _excessive_aliasing(node):
                 result.findings.append(
                     _decode_error(source, "document contains excessive aliasing (alias expansion refused, as "
                                   "Kubernetes' YAML decoder does)", node.start_mark.line + 1, node.start_mark.column + 1)

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml_rs
 
-__all__ = ["fast_yaml_documents", "needs_careful_reader"]
+__all__ = ["DOCUMENT_START", "LEADING_TRIVIA", "fast_yaml_documents", "needs_careful_reader"]
 
 _FLOW_CHARS = re.compile(r"[\[\]{},]+")
 _COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[^\n]*", re.MULTILINE)
@@ -46,8 +46,10 @@ _RISKY_TOKEN = re.compile(
 )
 """A whole token whose YAML reading may depend on the reader (checked with ``fullmatch``)."""
 _CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
-_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
-_LEADING_TRIVIA = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*")
+DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+"""A ``---`` line: where an explicit YAML document starts."""
+LEADING_TRIVIA = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*")
+"""Blank and comment lines before the first document."""
 
 
 def needs_careful_reader(text: str) -> bool:
@@ -77,8 +79,8 @@ def fast_yaml_documents(text: str) -> list[Any] | None:
         value = yaml_rs.loads(text, parse_datetime=False)
     except Exception:  # syntax errors, duplicate keys, limits: the careful reader explains them
         return None
-    starts = len(_DOCUMENT_START.findall(text))
-    body = text[_LEADING_TRIVIA.match(text).end():]  # type: ignore[union-attr]
+    starts = len(DOCUMENT_START.findall(text))
+    body = text[LEADING_TRIVIA.match(text).end():]  # type: ignore[union-attr]
     documents = starts if body.startswith("---") else starts + 1
     if documents == 1:
         return [] if value is None and not body.strip() else [value]

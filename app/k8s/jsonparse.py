@@ -89,11 +89,13 @@ def _walk_strings_for_surrogates(value: Any) -> bool:
     return False
 
 
-def loads_json(data: str | bytes, *, reject_duplicates: bool = False) -> Any:
+def loads_json(data: str | bytes, *, reject_duplicates: bool = False, allow_surrogates: bool = False) -> Any:
     """Decode one JSON value; raises :class:`JsonError` (and only that) when it is not acceptable.
 
     ``reject_duplicates`` makes a repeated key in an object a :class:`DuplicateKeyError` (lint
-    wants it; an AdmissionReview was already decoded by the API server).
+    wants it; an AdmissionReview was already decoded by the API server).  ``allow_surrogates``
+    keeps lone surrogate escapes as they are (the webhook echoes a client's ``uid`` exactly; its
+    responses escape them again) instead of refusing the text.
     """
     if isinstance(data, bytes):
         try:
@@ -102,21 +104,22 @@ def loads_json(data: str | bytes, *, reject_duplicates: bool = False) -> Any:
             raise JsonError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     else:
         text = data
-    if has_surrogates(text):
+    if not allow_surrogates and has_surrogates(text):
         raise JsonError("text contains a lone surrogate: not encodable as UTF-8")
     try:
-        if not reject_duplicates:
+        if not reject_duplicates and not allow_surrogates:
             return orjson.loads(text)
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+        hook = _no_duplicates if reject_duplicates else None
+        value = json.loads(text, object_pairs_hook=hook, parse_constant=_refuse_constant)
     except RecursionError:
-        return _IterativeParser(text, reject_duplicates).parse()
+        return _IterativeParser(text, reject_duplicates, allow_surrogates).parse()
     except orjson.JSONDecodeError as exc:
         if "depth" in str(exc) or "recursion" in str(exc):
-            return _IterativeParser(text, reject_duplicates).parse()
+            return _IterativeParser(text, reject_duplicates, allow_surrogates).parse()
         raise JsonError(_orjson_message(exc), exc.lineno, exc.colno) from None
     except json.JSONDecodeError as exc:
         raise JsonError(exc.msg, exc.lineno, exc.colno) from None
-    if _SURROGATE_ESCAPE.search(text) and _walk_strings_for_surrogates(value):
+    if not allow_surrogates and _SURROGATE_ESCAPE.search(text) and _walk_strings_for_surrogates(value):
         raise JsonError("a string holds a lone surrogate escape (\\ud800-\\udfff): not encodable as UTF-8")
     return value
 
@@ -130,9 +133,10 @@ def _orjson_message(exc: orjson.JSONDecodeError) -> str:
 class _IterativeParser:
     """RFC 8259 JSON with an explicit stack: depth is a counter, not the interpreter's stack."""
 
-    def __init__(self, text: str, reject_duplicates: bool) -> None:
+    def __init__(self, text: str, reject_duplicates: bool, allow_surrogates: bool = False) -> None:
         self.text = text
         self.reject_duplicates = reject_duplicates
+        self.allow_surrogates = allow_surrogates
 
     def fail(self, message: str, offset: int) -> JsonError:
         line, column = _position(self.text, offset)
@@ -237,7 +241,7 @@ class _IterativeParser:
             value, end = scanstring(self.text, pos + 1, True)
         except json.JSONDecodeError as exc:
             raise self.fail(exc.msg, exc.pos) from None
-        if _SURROGATE.search(value):
+        if not self.allow_surrogates and _SURROGATE.search(value):
             raise self.fail("a string holds a lone surrogate escape (\\ud800-\\udfff): not encodable as UTF-8", pos)
         return value, end
 

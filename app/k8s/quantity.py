@@ -291,8 +291,30 @@ def _takes_slow_path(integer: str, fraction: str, fmt: Format, binary_exp: int |
     return decimal_exp - len(fraction) < -9
 
 
+_PARSED: dict[str, Quantity] = {}
+_PARSED_MAX = 4096
+_PARSED_TEXT_MAX = 64
+
+
 def parse_quantity(text: str) -> Quantity:
-    """Parse a quantity string exactly as apimachinery's ``ParseQuantity`` does."""
+    """Parse a quantity string exactly as apimachinery's ``ParseQuantity`` does.
+
+    Inventories repeat a handful of quantities (``40Gi``, ``5Gi``) thousands of times, and a
+    :class:`Quantity` is immutable, so parses are remembered: a bounded table of short texts
+    (emptied when full; errors are not remembered).
+    """
+    got = _PARSED.get(text) if isinstance(text, str) else None
+    if got is not None:  # a new object all the same: callers may tell two parsed requests apart by identity
+        return Quantity(got._nanos, got._format, got._text)
+    value = _parse_quantity(text)
+    if len(text) <= _PARSED_TEXT_MAX:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = value
+    return value
+
+
+def _parse_quantity(text: str) -> Quantity:
     if not isinstance(text, str) or not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":

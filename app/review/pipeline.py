@@ -106,6 +106,8 @@ class Review:
 
 # ---------------------------------------------------------------------------- helpers
 def _ref(doc: Document) -> ObjectRef:
+    """Which object; its file position is left to :func:`_at` (positions are computed on demand,
+    and most objects never need one)."""
     namespace = doc.namespace
     if doc.kind in NAMESPACED_KINDS and not namespace:
         namespace = "default"
@@ -115,8 +117,6 @@ def _ref(doc: Document) -> ObjectRef:
         name=doc.name,
         api_version=doc.api_version,
         file=doc.source,
-        line=doc.line if doc.source else 0,
-        column=doc.column if doc.source else 0,
     )
 
 
@@ -127,7 +127,7 @@ def _at(
     if not doc.source:
         return (0, 0)
     if path is None:
-        return (ref.line, ref.column)
+        return (doc.line, doc.column)
     if not versioned:
         path = source_path(doc.kind, doc.api_version, path)
     return doc.position_of(path.json_pointer_parts(), key=key)
@@ -324,7 +324,9 @@ def _merged(base: Sequence[Mapping[str, Any]], extra: Sequence[Mapping[str, Any]
     for obj in [*base, *extra]:
         meta = obj.get("metadata")
         name = meta.get("name") if isinstance(meta, Mapping) else None
-        by_key[(str(obj.get("kind")), str(name))] = obj
+        if not isinstance(name, str):  # an unnamed or oddly named Node: keep it apart (str() of a
+            name = f"<unnamed {id(obj)}>"  # deep value would recurse, found by make fuzz)
+        by_key[(str(obj.get("kind")), name)] = obj
     return list(by_key.values())
 
 

@@ -38,6 +38,11 @@ class Entry:
     fit: CapacityFit | None = None
     error: SelectorError | None = None
     taint: DeviceTaint | None = None
+    rejected_by: tuple[str, int, str] | None = None
+    """For ``NO_MATCH``: the selector that said no (origin, index, expression)."""
+
+
+_Verdict = tuple[Status, CapacityFit | None, SelectorError | None, DeviceTaint | None, tuple[str, int, str] | None]
 
 
 def _tolerates(tol: DeviceToleration, taint: DeviceTaint) -> bool:
@@ -59,7 +64,13 @@ def blocking_taint(dev: DeviceRecord, tolerations: tuple[DeviceToleration, ...])
 
 
 class Candidates:
-    """Lazily computed entries of one alternative over the inventory's devices."""
+    """Entries of one alternative over the inventory's devices, decided once per device profile.
+
+    The verdict for a device (pool skipped, selector error, no match, capacity, taint, ok) depends
+    only on its profile under the alternative's selectors' attribute reads (see
+    :mod:`app.inventory.profiles`), so it is computed on the first device of each profile and
+    shared; :meth:`entry` pairs it with the device itself, which messages name.
+    """
 
     def __init__(self, alt: Alternative, inventory: Inventory) -> None:
         self.alt = alt
@@ -67,46 +78,56 @@ class Candidates:
         cls = inventory.classes.get(alt.class_name)
         class_selectors = tuple(s.cel.expression if s.cel is not None else None for s in cls.spec.selectors) if cls else ()
         self.selectors: SelectorSet = compile_selectors(alt.class_name, class_selectors, alt.selectors)
-        self._by_shape: dict[int, tuple[Status, CapacityFit | None, SelectorError | None, DeviceTaint | None]] = {}
-        self._entries: dict[int, Entry] = {}
+        self.reads = self.selectors.attribute_reads()
+        self.projection = inventory.profiles.project(self.reads)
+        self._verdicts: dict[int, _Verdict] = {}
+        self._reachable: list[tuple[Entry, int]] | None = None
 
     def entry(self, dev: DeviceRecord) -> Entry:
-        got = self._entries.get(dev.index)
-        if got is not None:
-            return got
-        pool = self.inventory.pools[dev.pool_key]
-        if not pool.usable and not self.alt.all_mode:
-            entry = Entry(dev, Status.POOL)
-        else:
-            status, fit, err, taint = self._shape_status(dev)
-            entry = Entry(dev, status, fit, err, taint)
-        self._entries[dev.index] = entry
-        return entry
+        pid = self.projection.ids[dev.index]
+        verdict = self._verdicts.get(pid)
+        if verdict is None:
+            verdict = self._verdicts[pid] = self._verdict(dev)
+        return Entry(dev, *verdict)
 
     def reachable_entries(self) -> list[Entry]:
         """The entries of every device some node can reach (``Inventory.reachable``), in order."""
         devices = self.inventory.devices
         return [self.entry(devices[i]) for i in self.inventory.reachable]
 
-    def _shape_status(self, dev: DeviceRecord) -> tuple[Status, CapacityFit | None, SelectorError | None, DeviceTaint | None]:
-        got = self._by_shape.get(dev.shape)
-        if got is not None:
-            return got
+    def reachable_profiles(self) -> list[tuple[Entry, int]]:
+        """One entry per profile among the reachable devices (its first device, in allocator order)
+        and how many reachable devices have that profile: what per-device loops over
+        :meth:`reachable_entries` compute, at the cost of the distinct profiles."""
+        if self._reachable is None:
+            counts: dict[int, int] = {}
+            first: dict[int, int] = {}
+            ids = self.projection.ids
+            for i in self.inventory.reachable:
+                pid = ids[i]
+                if pid in counts:
+                    counts[pid] += 1
+                else:
+                    counts[pid] = 1
+                    first[pid] = i
+            devices = self.inventory.devices
+            self._reachable = [(self.entry(devices[first[pid]]), n) for pid, n in counts.items()]
+        return self._reachable
+
+    def _verdict(self, dev: DeviceRecord) -> _Verdict:
+        pool = self.inventory.pools[dev.pool_key]
+        if not pool.usable and not self.alt.all_mode:
+            return (Status.POOL, None, None, None, None)
         matched = self.selectors.match(dev)
-        result: tuple[Status, CapacityFit | None, SelectorError | None, DeviceTaint | None]
         if isinstance(matched, SelectorError):
-            result = (Status.ERROR, None, matched, None)
-        elif not matched:
-            result = (Status.NO_MATCH, None, None, None)
-        else:
-            fit = evaluate(self.alt.capacity, dev.driver, dev.capacity)
-            if not fit.ok:
-                result = (Status.CAPACITY, fit, None, None)
-            else:
-                taint = blocking_taint(dev, self.alt.tolerations)
-                result = (Status.TAINT, fit, None, taint) if taint is not None else (Status.OK, fit, None, None)
-        self._by_shape[dev.shape] = result
-        return result
+            return (Status.ERROR, None, matched, None, None)
+        if not matched:
+            return (Status.NO_MATCH, None, None, None, self.selectors.rejected_by.get(dev.shape))
+        fit = evaluate(self.alt.capacity, dev.driver, dev.capacity)
+        if not fit.ok:
+            return (Status.CAPACITY, fit, None, None, None)
+        taint = blocking_taint(dev, self.alt.tolerations)
+        return (Status.TAINT, fit, None, taint, None) if taint is not None else (Status.OK, fit, None, None, None)
 
 
 def content_key(alt: Alternative) -> tuple[object, ...]:
@@ -125,6 +146,6 @@ def candidates_for(alt: Alternative, inventory: Inventory) -> Candidates:
     got = inventory.cache.get(key)
     if got is None:
         got = Candidates(alt, inventory)
-        inventory.cache[key] = got
+        inventory.cache.put(key, got, weight=len(got.projection.representatives))
     assert isinstance(got, Candidates)
     return got

@@ -49,7 +49,18 @@ class _Claim:
         self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for c in spec.devices.constraints)
         self.distinct = [c for c in spec.devices.constraints if c.distinct_attribute]
         self.exact_distinct = all(self._set_semantics(c.requests) for c in self.distinct)
+        reads: set[tuple[str, str]] | None = set()
+        for c in self.unique:
+            if c.reads is None or reads is None:
+                reads = None
+            else:
+                reads.update(c.reads)
+        # Devices with equal profiles under everything this claim reads get equal keys.
+        self.projection = inventory.profiles.project(
+            tuple(sorted(reads)) if reads is not None else None, tuple(a for a in self.attrs if a)
+        )
         self._dev_keys: dict[int, int] = {}
+        """Claim profile id → device key."""
         self._interned: dict[object, int] = {}
         self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
 
@@ -63,8 +74,9 @@ class _Claim:
         )
 
     def dev_key(self, dev: DeviceRecord) -> int:
-        """A small int: equal for devices that behave alike for this claim."""
-        got = self._dev_keys.get(dev.index)
+        """A small int: equal for devices that behave alike for this claim (decided once per profile)."""
+        pid = self.projection.ids[dev.index]
+        got = self._dev_keys.get(pid)
         if got is None:
             parts: list[object] = []
             for cand in self.unique:
@@ -76,23 +88,34 @@ class _Claim:
             caps = tuple(sorted((k, c.value.nanos if c.value is not None else 0) for k, c in dev.capacity.items())) if dev.multi else ()
             attrs = tuple(lookup_attribute(dev, a) for a in self.attrs)
             pool = self.inventory.pools[dev.pool_key]
-            full = (tuple(parts), dev.multi, caps, attrs, dev.pool_key if dev.counters else None, pool.usable, tuple(sorted(dev.counters.items())))
+            # Counters are per pool: the pool's counter limits (not its name) belong to the key; the
+            # node group key tells the pools of a group apart by their position in the group.
+            full = (tuple(parts), dev.multi, caps, attrs, pool.counter_signature if dev.counters else None, pool.usable,
+                    tuple(sorted(dev.counters.items())))
             got = self._interned.setdefault(full, len(self._interned))
-            self._dev_keys[dev.index] = got
+            self._dev_keys[pid] = got
         return got
 
     def group_keys(self) -> list[object]:
         """Per node group, in inventory order: equal keys mean equal answers.  Cached on the
-        snapshot per claim shape, so repeated checks of alike claims skip this work."""
-        cached = self.inventory.cache.get(self.cache_key)
-        if cached is None:
-            cached = [self.group_key(g) for g in self.inventory.groups]
-            self.inventory.cache[self.cache_key] = (cached, dict(self._dev_keys), dict(self._interned))
+        snapshot per claim shape, so repeated checks of alike claims skip this work.
+
+        Groups with the same profiles in the same pool layout (one class of the projection) have
+        the same key, so the key is built from the devices of one group per class only."""
+        hit = self.inventory.cache.get(self.cache_key)
+        if not isinstance(hit, tuple):
+            inventory = self.inventory
+            classes, first = self.projection.group_classes(inventory.devices, inventory.groups)
+            class_keys = [self.group_key(inventory.groups[g]) for g in first]
+            cached = [class_keys[c] for c in classes]
+            self.inventory.cache.put(
+                self.cache_key, (cached, dict(self._dev_keys), dict(self._interned)),
+                weight=1 + len(cached) // 32 + len(self._dev_keys),
+            )
             return cached
-        keys, dev_keys, interned = cached
-        self._dev_keys = dict(dev_keys)
-        self._interned = dict(interned)
-        assert isinstance(keys, list)
+        keys: list[object] = hit[0]
+        self._dev_keys = dict(hit[1])
+        self._interned = dict(hit[2])
         return keys
 
     def group_key(self, group: NodeGroup) -> object:
@@ -213,7 +236,31 @@ def _error_note(out: Outcome, severity: Severity) -> Note:
 def check_claim_spec(
     spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, deadline_seconds: float | None = None, strict: bool = False
 ) -> list[Note]:
-    """Satisfiability notes for one claim spec (``base`` is ``spec`` or ``spec.spec``)."""
+    """Satisfiability notes for one claim spec (``base`` is ``spec`` or ``spec.spec``).
+
+    The answer depends only on the spec and the snapshot, so it is remembered on the snapshot
+    (a bounded LRU: see :class:`~app.inventory.cache.BoundedCache`) — the webhook sees the same
+    few claim specs over and over.  An answer cut short by the deadline is not remembered.
+    """
+    try:  # opaque driver config never changes an allocation, and may nest 10,000 levels deep
+        text = spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}})
+    except ValueError:
+        return _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
+    key = ("notes", text, str(base), strict)
+    cached = inventory.cache.get(key)
+    if isinstance(cached, tuple):
+        return list(cached)
+    started = time.monotonic()
+    notes = _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
+    cut_short = deadline_seconds is not None and time.monotonic() - started >= deadline_seconds
+    if not cut_short and not any(n.message.startswith(SEARCH_UNDECIDED) for n in notes):
+        inventory.cache.put(key, tuple(notes), weight=1 + len(text) // 256)
+    return notes
+
+
+def _check(
+    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, deadline_seconds: float | None, strict: bool
+) -> list[Note]:
     plans = plan_claim(spec, base)
     if not plans:
         return []

@@ -38,8 +38,8 @@ class DefaultFill:
 
 
 def _reachable_or_none(alt: Alternative, inventory: Inventory) -> list[Entry] | None:
-    """Entries of the reachable devices, or ``None`` when a selector fails on one of them."""
-    entries = candidates_for(alt, inventory).reachable_entries()
+    """One entry per profile of the reachable devices, or ``None`` when a selector fails on one of them."""
+    entries = [e for e, _ in candidates_for(alt, inventory).reachable_profiles()]
     if any(e.status is Status.ERROR for e in entries):
         return None
     return entries

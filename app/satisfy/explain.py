@@ -29,22 +29,36 @@ def group_ok_counts(cand: Candidates, inventory: Inventory, group: NodeGroup) ->
     return sum(1 for i in group.devices if cand.entry(inventory.devices[i]).status is Status.OK)
 
 
+def _best_group(cand: Candidates, inventory: Inventory) -> tuple[int, NodeGroup | None]:
+    """The first node group with the most devices the alternative can use (counted once per class
+    of groups with the same profiles)."""
+    classes, first = cand.projection.group_classes(inventory.devices, inventory.groups)
+    per_class = [group_ok_counts(cand, inventory, inventory.groups[g]) for g in first]
+    best_n, best_group = 0, None
+    for g, cls in zip(inventory.groups, classes, strict=True):
+        n = per_class[cls]
+        if n > best_n:
+            best_n, best_group = n, g
+    return best_n, best_group
+
+
 def _quote(alt: Alternative) -> str:
     return f'request "{alt.display}"'
 
 
-def _capacity_message(alt: Alternative, misses: list[Entry]) -> str:
+def _capacity_message(alt: Alternative, counted: list[tuple[Entry, int]]) -> str:
     def size(e: Entry) -> int:
         miss = e.fit.miss if e.fit is not None else None
         return miss.limit.nanos if miss is not None and miss.limit is not None else -1
 
+    misses = [e for e, _ in counted]
     real = [e for e in misses if e.fit is not None and e.fit.miss is not None and e.fit.miss.kind != "missing"]
     if not real:
         miss0 = misses[0].fit.miss if misses[0].fit is not None else None
         name = miss0.capacity if miss0 is not None else "?"
         return (
             f"{_quote(alt)}: no device of class {alt.class_name} that matches the selectors publishes capacity "
-            f"{name} ({len(misses)} matching devices)"
+            f"{name} ({_count(counted)} matching devices)"
         )
     best = max(real, key=size)
     miss: CapacityMiss = best.fit.miss  # type: ignore[union-attr,assignment]
@@ -53,7 +67,7 @@ def _capacity_message(alt: Alternative, misses: list[Entry]) -> str:
             f"{_quote(alt)}: no device of class {alt.class_name} offers {miss.capacity} {miss.requested} "
             f"(largest: {miss.limit} on {best.dev.where})"
         )
-    return f"{_quote(alt)}: {miss.describe()} ({best.dev.where}, the nearest of {len(misses)} matching devices)"
+    return f"{_quote(alt)}: {miss.describe()} ({best.dev.where}, the nearest of {_count(counted)} matching devices)"
 
 
 def explain_alternative(alt: Alternative, cand: Candidates, inventory: Inventory, memo: dict[object, str | None] | None = None) -> str | None:
@@ -73,61 +87,65 @@ def explain_alternative(alt: Alternative, cand: Candidates, inventory: Inventory
 _PLACEHOLDER = "\x00request\x00"
 
 
-def _no_match_message(alt: Alternative, cand: Candidates, evaluated: list[Entry]) -> str:
+def _no_match_message(alt: Alternative, cand: Candidates, evaluated: list[tuple[Entry, int]]) -> str:
     """Blame the selector that turned away the devices of the class, not the class itself.
 
     Devices of other drivers are turned away by the class selectors; when some devices pass
     the class, the request's own selectors are the ones that matched nothing.
     """
-    rejections = [cand.selectors.rejected_by.get(e.dev.shape) for e in evaluated]
-    in_class = [r for r in rejections if r is None or not r[0].startswith("class")]
+    rejections = [(e.rejected_by, n) for e, n in evaluated]
+    in_class = [(r, n) for r, n in rejections if r is None or not r[0].startswith("class")]
     pool = in_class or rejections
-    top = Counter(pool).most_common(1)[0][0] if pool else None
+    weights: Counter[tuple[str, int, str] | None] = Counter()
+    for r, n in pool:
+        weights[r] += n
+    top = weights.most_common(1)[0][0] if pool else None
     if top is None:
         which = "the selectors"
     else:
         origin, index, expr = top
         which = f"selector #{index} of the {origin.split(' ')[0]} ({expr})"
     if in_class:
-        return f"{_quote(alt)}: no device matches {which} ({len(in_class)} devices of class {alt.class_name} evaluated)"
+        return f"{_quote(alt)}: no device matches {which} ({_count(in_class)} devices of class {alt.class_name} evaluated)"
     return (
-        f"{_quote(alt)}: no device matches {which}: none of the {len(evaluated)} reachable devices "
+        f"{_quote(alt)}: no device matches {which}: none of the {_count(evaluated)} reachable devices "
         f"belongs to class {alt.class_name}"
     )
 
 
+def _count(entries: Sequence[tuple[object, int]]) -> int:
+    return sum(n for _, n in entries)
+
+
 def _explain(template: Alternative, cand: Candidates, inventory: Inventory) -> str | None:
+    """Over the profiles of the reachable devices (first device of each, in allocator order, and
+    how many devices share it): the same nearest miss and counts as a walk over every device."""
     alt = dataclasses.replace(template, request=_PLACEHOLDER, sub=None)
-    devices = _reachable(inventory)
-    entries = [cand.entry(d) for d in devices]
-    evaluated = [e for e in entries if e.status is not Status.POOL]
-    ok = [e for e in entries if e.status is Status.OK]
+    entries = cand.reachable_profiles()
+    evaluated = [(e, n) for e, n in entries if e.status is not Status.POOL]
+    ok = [e for e, _ in entries if e.status is Status.OK]
     if not evaluated:
         if entries:
-            pools = sorted({e.dev.pool for e in entries})
+            pools = sorted({d.pool for d in _reachable(inventory)})
             return f"{_quote(alt)}: the only pools ({', '.join(pools)}) are incomplete or invalid, so their devices are skipped"
         return f"{_quote(alt)}: the inventory has no devices that any node can reach"
-    matched = [e for e in evaluated if e.status in (Status.OK, Status.CAPACITY, Status.TAINT)]
+    matched = [(e, n) for e, n in evaluated if e.status in (Status.OK, Status.CAPACITY, Status.TAINT)]
     if not matched:
         return _no_match_message(alt, cand, evaluated)
     if not ok:
-        caps = [e for e in matched if e.status is Status.CAPACITY]
+        caps = [(e, n) for e, n in matched if e.status is Status.CAPACITY]
         if caps:
             return _capacity_message(alt, caps)
-        taint = next(e for e in matched if e.status is Status.TAINT)
+        taint = next(e for e, _ in matched if e.status is Status.TAINT)
         t = taint.taint
         desc = f"{t.key}={t.value}:{t.effect}" if t is not None else "a taint"
         return (
             f"{_quote(alt)}: every matching device is tainted and not tolerated (e.g. {desc} on {taint.dev.where}; "
-            f"{len(matched)} matching devices)"
+            f"{_count(matched)} matching devices)"
         )
     if alt.all_mode:
         return None
-    best_n, best_group = 0, None
-    for g in inventory.groups:
-        n = group_ok_counts(cand, inventory, g)
-        if n > best_n:
-            best_n, best_group = n, g
+    best_n, best_group = _best_group(cand, inventory)
     if best_n < alt.count:
         where = f"the best node ({best_group.label}) has {best_n}" if best_group else "no node has any"
         return f"{_quote(alt)}: needs {alt.count} different devices; {where}"

@@ -15,8 +15,9 @@ from app.satisfy.plan import RequestPlan
 __all__ = ["capacity_notes"]
 
 
-def _ok_entries(cand: Candidates) -> list[Entry]:
-    return [e for e in cand.reachable_entries() if e.status is Status.OK and e.fit is not None]
+def _ok_entries(cand: Candidates) -> list[tuple[Entry, int]]:
+    """One entry per profile of the reachable devices the request can land on, with its device count."""
+    return [(e, n) for e, n in cand.reachable_profiles() if e.status is Status.OK and e.fit is not None]
 
 
 def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]) -> list[Note]:
@@ -28,7 +29,7 @@ def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]
                 continue
             for name, asked in alt.capacity.items():
                 amounts: list[Quantity] = []
-                for e in ok:
+                for e, _ in ok:
                     assert e.fit is not None
                     hit = next((c for n, a, c in e.fit.rounded if a is asked or n == name or n.endswith("/" + name)), None)
                     if hit is None:
@@ -49,14 +50,14 @@ def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]
                     )
             defaults: dict[str, set[str]] = {}
             publishers: dict[str, int] = {}
-            for e in ok:
+            for e, n in ok:
                 assert e.fit is not None
                 for key in e.dev.capacity:
-                    publishers[key] = publishers.get(key, 0) + 1
+                    publishers[key] = publishers.get(key, 0) + n
                 for key, default in e.fit.defaulted:
                     defaults.setdefault(key, set()).add(str(default))
             for key, values in sorted(defaults.items()):
-                count = sum(1 for e in ok if e.fit is not None and any(k == key for k, _ in e.fit.defaulted))
+                count = sum(n for e, n in ok if e.fit is not None and any(k == key for k, _ in e.fit.defaulted))
                 if count != publishers.get(key, 0):
                     continue
                 shown = " or ".join(sorted(values))

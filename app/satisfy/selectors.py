@@ -40,6 +40,21 @@ class SelectorSet:
         """Per device shape that did not match: the selector that said no (origin, index, expression)."""
         self.evaluated = 0
 
+    def attribute_reads(self) -> tuple[tuple[str, str], ...] | None:
+        """Every ``(domain, id)`` attribute the selectors can read, or ``None`` when that is unbounded.
+
+        Capacities, the driver and ``allowMultipleAllocations`` are part of a device's body, which
+        profiles always compare; selectors that do not compile read nothing (they fail everywhere).
+        """
+        reads: set[tuple[str, str]] = set()
+        for _, _, _, compiled in self._entries:
+            if not isinstance(compiled, CompiledSelector):
+                continue
+            if compiled.reads is None:
+                return None
+            reads.update((p[1], p[2]) for p in compiled.reads if len(p) == 3 and p[0] == "attributes")
+        return tuple(sorted(reads))
+
     def compile_problem(self) -> SelectorError | None:
         """The first selector that does not compile (only a class can get here unvalidated)."""
         for origin, index, expression, compiled in self._entries:

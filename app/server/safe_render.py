@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+import orjson
 from fastapi.responses import JSONResponse
 
 __all__ = ["SafeJSONResponse", "encode_body"]
@@ -24,6 +25,10 @@ class SafeJSONResponse(JSONResponse):
     """A JSONResponse that falls back to ASCII escapes when the content holds lone surrogates."""
 
     def render(self, content: Any) -> bytes:
+        try:  # orjson: several times the standard library's speed; it refuses lone surrogates
+            return orjson.dumps(content)
+        except TypeError:
+            pass
         try:
             return super().render(content)
         except UnicodeEncodeError:

@@ -276,3 +276,20 @@ def test_positions_are_computed_only_when_asked_for() -> None:
     assert docs[1].position_of(["metadata", "name"]) == (7, 9)
     assert docs[0]._locator is not None  # the other document has not been located yet
     assert docs[0].line == 1
+
+
+def test_a_finding_in_one_document_decodes_only_that_document_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    one = "kind: DeviceClass\nmetadata:\n  name: c{}\n"
+    text = "# many classes\n" + "---\n".join(one.format(i) for i in range(50))
+    docs = decode_text(text, "many.yaml").documents
+    seen: list[int] = []
+    careful = decode._decode_with_positions
+
+    def recording(t: str, source: str = "") -> Any:
+        seen.append(len(t))
+        return careful(t, source)
+
+    monkeypatch.setattr(decode, "_decode_with_positions", recording)
+    assert docs[30].position_of(["metadata", "name"]) == (1 + 30 * 4 + 3, 9)
+    assert docs[0].line == 2
+    assert seen and max(seen) < len(text) // 10  # one document's text each time, not the file's

@@ -80,3 +80,4 @@ def test_other_api_versions_are_refused_with_the_supported_list() -> None:
 def test_strings_are_not_coerced_from_numbers() -> None:
     st = decode_object("ResourceClaim", claim({"deviceClassName": 5}))
     assert [str(e.path) for e in st.type_errors] == ["spec.devices.requests[0].exactly.deviceClassName"]
+

@@ -108,6 +108,9 @@ def test_self_managed_component(tmp_path: Path) -> None:
     tls = {v["name"]: v for v in deploy["spec"]["template"]["spec"]["volumes"]}["tls"]
     assert "secret" not in tls and tls["emptyDir"]["medium"] == "Memory"  # the key stays in memory
     assert {m["name"]: m for m in c["volumeMounts"]}["tls"]["readOnly"] is False
+    # the bootstrap (serve's 60 s limit) fits the startup probe's window before liveness counts
+    startup = c["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] > 60
     # RBAC: get/update of exactly its Secret, its Lease and the two webhook configurations
     (role,) = by_kind(docs, "Role")
     granted = {(g, r, n, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]

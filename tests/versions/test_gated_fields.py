@@ -40,6 +40,9 @@ CASES: dict[str, tuple[str, set[str], bool, bool]] = {
     "gated-node-allocatable": (
         "DRANodeAllocatableResources", {"spec.devices[0].nodeAllocatableResourceMappings"}, False, True
     ),
+    "gated-node-allocatable-valid": (
+        "DRANodeAllocatableResources", {"spec.devices[0].nodeAllocatableResourceMappings"}, True, True
+    ),
     "gated-list-attributes": (
         "DRAListTypeAttributes",
         {"spec.devices[0].attributes[model].strings", "spec.devices[0].attributes[versions].versions"},

@@ -1,0 +1,116 @@
+"""``draguard lint`` as CI runs it, whole process, next to the published references (issue #11).
+
+Plain script (``python benchmarks/bench_lint_compare.py``).  Three runs, each the median of
+``--repeat`` whole-process timings (wall and CPU, start-up included):
+
+1. 400 DRA objects in 310 files (claims, templates, slices, classes from the seeded generator)
+   linted with every check and an inventory, next to ``kubernetes-validate --strict`` (schema
+   only) on the same files;
+2. 10,000 generated objects in one folder: objects per second;
+3. 10 claims against 1,000 nodes × 8 GPUs (``inventory-1000.yaml``, ~3 MB of YAML), next to the
+   figure published for Kubernetes' own Go allocator run over the same files (4.85 s).
+
+The machine is a shared 2-core VM; CPU time (user + system of the child) is the steadier figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from workload import CLAIMS, make_inventory  # noqa: E402
+
+GO_ALLOCATOR_SECONDS = 4.85
+DRAGUARD = [sys.executable, "-m", "app"]  # this checkout's code, whatever is installed
+
+
+def timed(cmd: list[str], repeat: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``cmd`` (its exit status is not judged: lint exits 1 on findings)."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=ROOT)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def _claim(i: int) -> dict[str, Any]:
+    base = CLAIMS[i % len(CLAIMS)]
+    out = yaml.safe_load(yaml.safe_dump(base))
+    out["metadata"]["name"] = f"{base['metadata']['name']}-{i}"
+    if i % 5 == 0:  # some templates too
+        out = {"apiVersion": out["apiVersion"], "kind": "ResourceClaimTemplate",
+               "metadata": {"name": out["metadata"]["name"], "namespace": "default"}, "spec": {"spec": out["spec"]}}
+    return out
+
+
+def corpus(folder: Path, objects: int, files: int, inventory: list[dict[str, Any]]) -> None:
+    """``objects`` objects spread over ``files`` files: claims and templates, plus slices and classes."""
+    slices = [o for o in inventory if o["kind"] in ("ResourceSlice", "DeviceClass")]
+    items = [_claim(i) if i % 2 == 0 else slices[i % len(slices)] for i in range(objects)]
+    for i in range(files):
+        chunk = items[i::files]
+        (folder / f"f{i:05d}.yaml").write_text(yaml.safe_dump_all(chunk, sort_keys=False))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    kv = shutil.which("kubernetes-validate", path=str(ROOT / ".venv" / "bin")) or shutil.which("kubernetes-validate")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        small_inv = make_inventory(64, seed=3)
+        (tmp / "inventory.yaml").write_text(yaml.safe_dump_all(small_inv, sort_keys=False))
+
+        real = tmp / "real"
+        real.mkdir()
+        corpus(real, 400, 310, make_inventory(400, seed=4))
+        files = sorted(str(p) for p in real.iterdir())
+        wall, cpu = timed([*DRAGUARD, "lint", str(real), "--inventory", str(tmp / "inventory.yaml"), "--format", "json"], args.repeat)
+        print(f"400 objects / 310 files, draguard lint (all checks): {wall:.2f} s wall, {cpu:.2f} s CPU")
+        if kv:
+            kwall, kcpu = timed([kv, "--strict", "--quiet", *files], args.repeat)
+            print(f"400 objects / 310 files, kubernetes-validate --strict (schema only): {kwall:.2f} s wall, "
+                  f"{kcpu:.2f} s CPU -> draguard {kwall / wall:.1f}x faster (wall), {kcpu / cpu:.1f}x (CPU)")
+        else:
+            print("kubernetes-validate not installed (pip install -e '.[dev]'): comparison skipped")
+
+        many = tmp / "many"
+        many.mkdir()
+        corpus(many, 10_000, 100, make_inventory(2000, seed=5))
+        wall, cpu = timed([*DRAGUARD, "lint", str(many), "--inventory", str(tmp / "inventory.yaml"), "--format", "json"], args.repeat)
+        print(f"10,000 generated objects: {wall:.2f} s wall ({10_000 / wall:.0f} objects/s), {cpu:.2f} s CPU "
+              f"({10_000 / cpu:.0f} objects/CPU-s)")
+
+        inv = tmp / "inventory-1000.yaml"
+        inv.write_text(yaml.safe_dump_all(make_inventory(8000, nics=False), sort_keys=False))
+        claims = tmp / "claims.yaml"
+        claims.write_text(yaml.safe_dump_all(CLAIMS[:10], sort_keys=False))
+        wall, cpu = timed([*DRAGUARD, "lint", str(claims), "--inventory", str(inv)], args.repeat)
+        size = os.path.getsize(inv) / 2**20
+        print(f"10 claims x 1,000 nodes x 8 GPUs ({size:.1f} MB YAML): {wall:.2f} s wall, {cpu:.2f} s CPU; "
+              f"Go allocator (published): {GO_ALLOCATOR_SECONDS} s -> {wall / GO_ALLOCATOR_SECONDS:.2f}x of Go (wall), "
+              f"{cpu / GO_ALLOCATOR_SECONDS:.2f}x (CPU)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,224 @@
+"""``draguard serve`` as the API server sees it: start-up, throughput, latency, memory (issue #11).
+
+Plain script (``make bench`` runs it; ``python benchmarks/bench_webhook.py --devices 10000``).
+The server runs as its own process (``draguard serve --inventory FILE``, exactly as deployed,
+one process), on a generated inventory (:mod:`workload`); the load comes from separate client
+processes over keep-alive HTTPS on loopback, so the figures include TLS, HTTP, JSON and the
+review.  Four separate runs:
+
+1. start-up: process start → ``/readyz`` 200, and the server's RSS at that moment;
+2. throughput: ``--clients`` concurrent keep-alive clients (2 processes) sending the mix of
+   twelve claims of :data:`workload.CLAIMS` for ``--seconds``;
+3. latency: one client, the same mix, one request at a time (p50/p99 are not inflated by
+   queueing behind other clients);
+4. memory: 200 distinct claims (every one a new selector and capacity), RSS before and after.
+
+Each run is repeated ``--repeat`` times and the median printed.  The machine is a shared 2-core
+VM: the client processes compete with the server for the same two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from workload import CLAIMS, distinct_claims, make_inventory  # noqa: E402
+
+from app.certs import generate_bundle, write_bundle  # noqa: E402
+
+
+def review_body(obj: dict[str, Any]) -> bytes:
+    gvk = {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"}
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": str(uuid.uuid4()), "kind": gvk, "requestKind": gvk,
+        "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "resourceclaims"},
+        "name": obj["metadata"]["name"], "namespace": "default", "operation": "CREATE", "object": obj,
+        "dryRun": False}}).encode()
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Connection:
+    """One keep-alive HTTPS connection (http.client: the cheapest client the stdlib has)."""
+
+    def __init__(self, port: int, ca: str) -> None:
+        ctx = ssl.create_default_context(cafile=ca)
+        self.conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=30)
+        self.conn.connect()
+        self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        self.conn.request("POST", path, body=body, headers={"content-type": "application/json"})
+        resp = self.conn.getresponse()
+        return resp.status, resp.read()
+
+    def get(self, path: str) -> int:
+        self.conn.request("GET", path)
+        resp = self.conn.getresponse()
+        resp.read()
+        return resp.status
+
+
+def _client(args: tuple[int, str, list[bytes], float, int]) -> tuple[int, int, list[float]]:
+    """A client process: ``threads`` keep-alive connections sending bodies round-robin until ``until``."""
+    import threading
+
+    port, ca, bodies, until, threads = args
+    done = [0]
+    errors = [0]
+    lat: list[float] = []
+    lock = threading.Lock()
+
+    def run(offset: int) -> None:
+        conn = Connection(port, ca)
+        i = offset
+        local: list[float] = []
+        n = err = 0
+        while time.time() < until:
+            t0 = time.perf_counter()
+            status, _ = conn.post("/validate", bodies[i % len(bodies)])
+            local.append((time.perf_counter() - t0) * 1000)
+            n += 1
+            err += status != 200
+            i += 1
+        with lock:
+            done[0] += n
+            errors[0] += err
+            lat.extend(local)
+
+    ts = [threading.Thread(target=run, args=(k * 3,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return done[0], errors[0], lat
+
+
+def percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def load(port: int, ca: str, bodies: list[bytes], seconds: float, clients: int) -> dict[str, float]:
+    procs = min(2, clients)
+    per = [clients // procs + (1 if k < clients % procs else 0) for k in range(procs)]
+    start = time.time() + 1.0  # let every client connect first
+    until = start + seconds
+    with multiprocessing.Pool(procs) as pool:
+        results = pool.map(_client, [(port, ca, bodies, until, n) for n in per])
+    total = sum(r[0] for r in results)
+    errors = sum(r[1] for r in results)
+    lat = [x for r in results for x in r[2]]
+    return {"reviews_per_s": round(total / seconds, 1), "errors": errors, "p50_ms": round(percentile(lat, 0.5), 2),
+            "p99_ms": round(percentile(lat, 0.99), 2)}
+
+
+def start_server(inventory: Path, tmp: Path) -> tuple[subprocess.Popen[bytes], int, str, float, float]:
+    paths = write_bundle(generate_bundle("draguard", "draguard", extra_sans=["127.0.0.1"]), tmp)
+    port = free_port()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"]), "--inventory", str(inventory),
+         "--log-level", "error"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+    )
+    ca = str(paths["ca"])
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit("draguard serve exited during start-up")
+        try:
+            if Connection(port, ca).get("/readyz") == 200:
+                break
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return proc, port, ca, time.perf_counter() - t0, rss_mb(proc.pid)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devices", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        inventory = tmp / "inventory.yaml"
+        inventory.write_text(yaml.safe_dump_all(make_inventory(args.devices), sort_keys=False))
+        bodies = [review_body(c) for c in CLAIMS]
+        starts, rss_ready, thr, lat, mem = [], [], [], [], []
+        for _ in range(args.repeat):
+            proc, port, ca, startup, rss = start_server(inventory, tmp)
+            try:
+                starts.append(startup)
+                rss_ready.append(rss)
+                conn = Connection(port, ca)
+                for b in bodies:  # warm: compile selectors, fill the caches
+                    conn.post("/validate", b)
+                thr.append(load(port, ca, bodies, args.seconds, args.clients))
+                lat.append(load(port, ca, bodies, args.seconds, 1))
+                if not args.skip_memory:
+                    before = rss_mb(proc.pid)
+                    for c in distinct_claims(200, seed=len(mem) + 11):
+                        conn.post("/validate", review_body(c))
+                    mem.append((before, rss_mb(proc.pid)))
+                conn.conn.close()
+            finally:
+                proc.terminate()  # readiness goes 503, in-flight reviews finish, then it exits
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+        def med(rows: list[dict[str, float]], key: str) -> float:
+            return statistics.median(r[key] for r in rows)
+
+        print(f"inventory: {args.devices} GPUs (+NICs), {len(bodies)} claims in the mix; median of {args.repeat} runs")
+        print(f"start-up to ready: {statistics.median(starts):.2f} s; RSS at ready: {statistics.median(rss_ready):.0f} MB")
+        print(f"throughput, {args.clients} clients: {med(thr, 'reviews_per_s'):.0f} reviews/s "
+              f"(p50 {med(thr, 'p50_ms'):.1f} ms, p99 {med(thr, 'p99_ms'):.1f} ms, errors {sum(r['errors'] for r in thr)})")
+        print(f"latency, 1 client: p50 {med(lat, 'p50_ms'):.2f} ms, p99 {med(lat, 'p99_ms'):.2f} ms "
+              f"({med(lat, 'reviews_per_s'):.0f} reviews/s)")
+        if mem:
+            growth = statistics.median(after - before for before, after in mem)
+            print(f"memory: 200 distinct claims: RSS {statistics.median(b for b, _ in mem):.0f} MB -> "
+                  f"{statistics.median(a for _, a in mem):.0f} MB (growth {growth:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
