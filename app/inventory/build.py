@@ -348,16 +348,18 @@ def _group_nodes(
             if ok is not False:
                 chosen.append(idx)
         per_node[tuple(sorted(chosen))].append(node)
-    groups = [_make_group(tuple(names), devs, devices, pools, assumed=not nodes) for devs, names in per_node.items()]
+    # what of a pool decides a search: usability and counter limits (once per pool, not per group)
+    sigs = {k: (p.complete, p.invalid is None, p.counter_signature) for k, p in pools.items()}
+    groups = [_make_group(tuple(names), devs, devices, sigs, assumed=not nodes) for devs, names in per_node.items()]
     if not node_names and (everywhere or selected):
         devs = tuple(sorted(everywhere + [i for i, _ in selected]))
-        groups.append(_make_group((), devs, devices, pools, assumed=True))
+        groups.append(_make_group((), devs, devices, sigs, assumed=True))
     groups.sort(key=lambda g: g.nodes)
     return tuple(groups)
 
 
 def _make_group(
-    names: tuple[str, ...], devs: tuple[int, ...], devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord], *, assumed: bool
+    names: tuple[str, ...], devs: tuple[int, ...], devices: list[DeviceRecord], pool_sigs: Mapping[PoolKey, object], *, assumed: bool
 ) -> NodeGroup:
     pool_keys: list[PoolKey] = []
     local: dict[PoolKey, int] = {}
@@ -368,12 +370,5 @@ def _make_group(
             local[key] = len(pool_keys)
             pool_keys.append(key)
         layout.append((local[key], devices[i].shape))
-    pool_sig = tuple(
-        (
-            pools[k].complete,
-            pools[k].invalid is None,
-            tuple(sorted((s, tuple(sorted((c, q.nanos) for c, q in cs.items()))) for s, cs in pools[k].counter_sets.items())),
-        )
-        for k in pool_keys
-    )
+    pool_sig = tuple(pool_sigs[k] for k in pool_keys)
     return NodeGroup(names, devs, tuple(pool_keys), (tuple(layout), pool_sig), assumed)
