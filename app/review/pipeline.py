@@ -324,7 +324,9 @@ def _merged(base: Sequence[Mapping[str, Any]], extra: Sequence[Mapping[str, Any]
     for obj in [*base, *extra]:
         meta = obj.get("metadata")
         name = meta.get("name") if isinstance(meta, Mapping) else None
-        by_key[(str(obj.get("kind")), str(name))] = obj
+        if not isinstance(name, str):  # an unnamed or oddly named Node: keep it apart (str() of a
+            name = f"<unnamed {id(obj)}>"  # deep value would recurse, found by make fuzz)
+        by_key[(str(obj.get("kind")), name)] = obj
     return list(by_key.values())
 
 

@@ -30,7 +30,7 @@ from fuzz import harness
 FULL = os.environ.get("DRAGUARD_FUZZ") == "full"
 SEED = int(os.environ.get("DRAGUARD_FUZZ_SEED", "20261130"))
 COUNTS = ({"pipeline": 40_000, "cel": 15_000, "https": 48_000, "hypothesis": 2_000} if FULL
-          else {"pipeline": 700, "cel": 1_500, "https": 600, "hypothesis": 200})
+          else {"pipeline": 500, "cel": 1_500, "https": 500, "hypothesis": 200})
 RESULTS: dict[str, Any] = {}
 
 

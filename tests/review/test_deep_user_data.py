@@ -131,3 +131,11 @@ def test_describe_is_short_and_never_recurses() -> None:
     assert describe(deep_list(UNDER_10KIB)) == "<array>" and describe({"a": deep_list(UNDER_10KIB)}) == "<object>"
     long = describe("x" * 1_000_000)
     assert len(long) <= 80 and long.startswith("'xxx")
+
+
+def test_a_node_named_with_a_deep_value_among_linted_documents() -> None:
+    """Found by make fuzz: merging inventory objects took ``str()`` of a Node's deep name."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": deep_list(UNDER_10KIB)}}
+    review = review_documents([Document(obj=node), Document(obj=claim("8Gi", {"p": 1}))],
+                              inventory=INVENTORY.snapshot())
+    assert not [f for f in review.findings if f.severity == Severity.ERROR]
