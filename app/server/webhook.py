@@ -203,9 +203,12 @@ def review_call(
 
 def fallback_outcome(call: AdmissionCall, route: Route, why: Literal["Timeout", "InternalError"],
                      detail: str) -> Outcome:
-    """Allowed with a warning: draguard could not finish, so it must not block (fail open)."""
+    """Allowed with a warning: draguard could not finish, so it must not block (fail open).
+
+    The warning starts with its reason, as every AdmissionReview warning does (DESIGN.md §5).
+    """
     if why == "Timeout":
-        text = f"draguard: review did not finish within {detail}; allowed without a full check"
+        text = f"Timeout: draguard's review did not finish within {detail}; allowed without a full check"
     else:
-        text = f"draguard: internal error ({detail}); allowed without a full check"
+        text = f"InternalError: draguard failed ({detail}); allowed without a full check"
     return Outcome(allow(call.uid, [text]), "allowed", why, fail_open=why)

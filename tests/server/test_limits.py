@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from app.inventory import StaticInventory
+from app.k8s import loads_json
 from app.server.limits import ConnectionGuard, ConnectionLimits
 from app.server.logs import MAX_FIELD_CHARS, MAX_RECORD_CHARS, JsonFormatter
 from app.server.state import ServerState
@@ -246,3 +247,17 @@ def test_envelope_errors_describe_values_briefly(guarded: Callable[..., Served])
     deep_kind = b'{"apiVersion": "admission.k8s.io/v1", "kind": ' + b"[" * 900 + b"]" * 900 + b"}"
     response = served.client.post("/validate", content=deep_kind, headers={"Content-Type": "application/json"})
     assert response.status_code == 400 and "kind <array>" in response.json()["message"]
+
+
+def test_admission_review_nested_5000_deep_gets_a_decision(guarded: Callable[..., Served]) -> None:
+    """Found by make fuzz: the webhook's json.loads recursed past ~1,000 levels (a 500)."""
+    served = guarded()
+    review = json.dumps(admission_review(claim("deep", memory="500Gi")))
+    nested = '{"p": ' + "[" * 5000 + "]" * 5000 + "}"
+    config = ', "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.example.com", "parameters": ' + nested + "}}]"
+    body = review.replace('}}]}}', '}}]' + config + '}}', 1)  # config next to requests
+    assert loads_json(body)["request"]["object"]["spec"]["devices"]["config"]
+    response = served.client.post("/validate", content=body.encode(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 200
+    answer = response.json()["response"]
+    assert answer["allowed"] is False and answer["status"]["details"]["causes"][0]["reason"] == "Unsatisfiable"

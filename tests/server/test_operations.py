@@ -105,7 +105,7 @@ def test_deadline_allows_with_a_warning_and_never_blocks_the_loop(
     slow.release.set()
     response = results[0].json()["response"]
     assert response["uid"] == "slow-1" and response["allowed"] is True
-    assert response["warnings"] == ["draguard: review did not finish within 0.3s; allowed without a full check"]
+    assert response["warnings"] == ["Timeout: draguard's review did not finish within 0.3s; allowed without a full check"]
     assert 'draguard_requests_total{decision="allowed",reason="Timeout",route="validate"} 1.0' in \
         s.client.get("/metrics").text
 
@@ -116,7 +116,7 @@ def test_internal_error_fails_open(serve: Callable[..., Served], static_inventor
     assert resp.status_code == 200
     assert resp.json()["response"] == {
         "uid": "err-1", "allowed": True,
-        "warnings": ["draguard: internal error (RuntimeError); allowed without a full check"],
+        "warnings": ["InternalError: draguard failed (RuntimeError); allowed without a full check"],
     }
 
 
