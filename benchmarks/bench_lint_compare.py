@@ -74,7 +74,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    kv = shutil.which("kubernetes-validate", path=str(ROOT / ".venv" / "bin")) or shutil.which("kubernetes-validate")
+    kv = shutil.which("kubernetes-validate", path=str(Path(sys.executable).parent)) or shutil.which("kubernetes-validate")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         small_inv = make_inventory(64, seed=3)

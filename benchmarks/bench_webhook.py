@@ -34,13 +34,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workload import CLAIMS, distinct_claims, make_inventory  # noqa: E402
+from workload import CLAIMS, distinct_claims, make_inventory, write_inventory  # noqa: E402
 
 from app.certs import generate_bundle, write_bundle  # noqa: E402
 
@@ -176,8 +174,8 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        inventory = tmp / "inventory.yaml"
-        inventory.write_text(yaml.safe_dump_all(make_inventory(args.devices), sort_keys=False))
+        inventory = tmp / "inventory"
+        write_inventory(make_inventory(args.devices), inventory)
         bodies = [review_body(c) for c in CLAIMS]
         starts, rss_ready, thr, lat, mem = [], [], [], [], []
         for _ in range(args.repeat):

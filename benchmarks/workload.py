@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["CLAIMS", "claim", "distinct_claims", "make_inventory", "node_count_for"]
+__all__ = ["CLAIMS", "claim", "distinct_claims", "make_inventory", "node_count_for", "write_inventory"]
 
 API = "resource.k8s.io/v1"
 # (model, memory, request policy) — like the examples: shareable A100s on a 5Gi grid, A40s capped at
@@ -128,6 +128,17 @@ def make_inventory(devices: int = 10_000, *, gpus: int = 8, seed: int = 1, nics:
                                      for i in range(NICS_PER_NODE)]},
             })
     return objects
+
+
+def write_inventory(objects: list[dict[str, Any]], folder: Any, per_file: int = 2000) -> None:
+    """Write ``objects`` as YAML files of ``per_file`` objects into ``folder`` (a 100k-device
+    inventory is ~50 MB, more than draguard reads from one file)."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for i in range(0, len(objects), per_file):
+        (out / f"inventory-{i // per_file:04d}.yaml").write_text(yaml.safe_dump_all(objects[i:i + per_file], sort_keys=False))
 
 
 def claim(name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None,

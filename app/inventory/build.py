@@ -379,26 +379,28 @@ def _group_nodes(
             if ok is not False:
                 chosen.append(idx)
         per_node[tuple(sorted(chosen))].append(node)
+    # what of a pool decides a search: usability and counter limits (once per pool, not per group)
+    sigs = {k: (p.complete, p.invalid is None, p.counter_signature) for k, p in pools.items()}
     groups: list[NodeGroup] = []
     for devs, names in per_node.items():
         # a group of both kinds is split: the real nodes reach these devices now
         for potential in (False, True):
             members = tuple(n for n in names if (n in potential_nodes) is potential)
             if members:
-                group = _make_group(members, devs, devices, pools, assumed=not nodes)
+                group = _make_group(members, devs, devices, sigs, assumed=not nodes)
                 if potential or any(i in potential_devices for i in devs):
                     group = dataclasses.replace(group, potential=True)
                 groups.append(group)
     if not node_names and (everywhere or selected):
         devs = tuple(sorted(everywhere + [i for i, _ in selected]))
-        group = _make_group((), devs, devices, pools, assumed=True)
+        group = _make_group((), devs, devices, sigs, assumed=True)
         groups.append(dataclasses.replace(group, potential=any(i in potential_devices for i in devs)))
     groups.sort(key=lambda g: (g.potential, g.nodes))  # existing nodes first: "now" is found first
     return tuple(groups)
 
 
 def _make_group(
-    names: tuple[str, ...], devs: tuple[int, ...], devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord], *, assumed: bool
+    names: tuple[str, ...], devs: tuple[int, ...], devices: list[DeviceRecord], pool_sigs: Mapping[PoolKey, object], *, assumed: bool
 ) -> NodeGroup:
     pool_keys: list[PoolKey] = []
     local: dict[PoolKey, int] = {}
@@ -409,12 +411,5 @@ def _make_group(
             local[key] = len(pool_keys)
             pool_keys.append(key)
         layout.append((local[key], devices[i].shape))
-    pool_sig = tuple(
-        (
-            pools[k].complete,
-            pools[k].invalid is None,
-            tuple(sorted((s, tuple(sorted((c, q.nanos) for c, q in cs.items()))) for s, cs in pools[k].counter_sets.items())),
-        )
-        for k in pool_keys
-    )
+    pool_sig = tuple(pool_sigs[k] for k in pool_keys)
     return NodeGroup(names, devs, tuple(pool_keys), (tuple(layout), pool_sig), assumed)
