@@ -24,7 +24,7 @@ from typing import Any
 from app.k8s.features import Target
 from app.k8s.field import Path
 
-__all__ = ["DroppedField", "GatedGroup", "drop_disabled_fields", "gated_groups"]
+__all__ = ["DroppedField", "GatedGroup", "drop_disabled_fields", "gated_groups", "has_disabled_fields"]
 
 Pattern = tuple[str, ...]
 
@@ -116,23 +116,74 @@ def gated_groups(kind: str) -> tuple[GatedGroup, ...]:
     return _GROUPS.get(kind, ())
 
 
-def _matches(obj: Any, pattern: Pattern, path: Path) -> Iterator[tuple[dict[str, Any], str, Path]]:
-    """Every (container, key, path) where ``pattern`` names a present field of ``obj``."""
-    head, rest = pattern[0], pattern[1:]
-    if head == "[]":
-        for i, item in enumerate(obj if isinstance(obj, list) else []):
-            yield from _matches(item, rest, path.index(i))
-        return
-    if head == "{}":
-        for key, value in (obj.items() if isinstance(obj, dict) else []):
-            yield from _matches(value, rest, path.key(str(key)))
-        return
-    if not isinstance(obj, dict) or head not in obj:
-        return
-    if not rest:
-        yield obj, head, path.child(head)
-    else:
-        yield from _matches(obj[head], rest, path.child(head))
+# A group's patterns as a trie: segment -> (sub-trie, index of the pattern ending here or -1).
+_Trie = dict[str, tuple["_Trie", int]]
+# A path built backwards, one cell per step (parent, kind, value): O(1) per visited node; turned
+# into a :class:`Path` only for a field that is found.
+_Where = tuple[Any, str, Any] | None
+_Match = tuple[dict[str, Any], str, _Where]
+
+
+def _trie(patterns: tuple[Pattern, ...]) -> _Trie:
+    root: _Trie = {}
+    for number, pattern in enumerate(patterns):
+        node = root
+        for depth, head in enumerate(pattern):
+            child, end = node.get(head, ({}, -1))
+            node[head] = (child, number if depth == len(pattern) - 1 else end)
+            node = child
+    return root
+
+
+_TRIES: dict[tuple[Pattern, ...], _Trie] = {}
+
+
+def _group_trie(group: GatedGroup) -> _Trie:
+    trie = _TRIES.get(group.patterns)
+    if trie is None:
+        trie = _TRIES[group.patterns] = _trie(group.patterns)
+    return trie
+
+
+def _find(obj: Any, group: GatedGroup) -> list[list[_Match]]:
+    """Per pattern of ``group``, every (container, key, where) naming a present field, in
+    document order.
+
+    Why one breadth-first walk per group rather than one recursive generator per pattern: a
+    slice's patterns share their prefix (``spec.devices.[]``, ``….attributes.{}``), so the
+    devices and attributes are visited once, and no path object is built for the thousands of
+    nodes that match nothing.  Level by level, expanded in order, keeps each pattern's matches
+    in the order a depth-first walk finds them.
+    """
+    found: list[list[_Match]] = [[] for _ in group.patterns]
+    level: list[tuple[Any, _Trie, _Where]] = [(obj, _group_trie(group), None)]
+    while level:
+        following: list[tuple[Any, _Trie, _Where]] = []
+        for node, trie, where in level:
+            for head, (child, end) in trie.items():
+                if head == "[]":
+                    if isinstance(node, list):
+                        following.extend((item, child, (where, "index", i)) for i, item in enumerate(node))
+                elif head == "{}":
+                    if isinstance(node, dict):
+                        following.extend((value, child, (where, "key", str(key))) for key, value in node.items())
+                elif isinstance(node, dict) and head in node:
+                    step = (where, "field", head)
+                    if end >= 0:
+                        found[end].append((node, head, where))
+                    if child:
+                        following.append((node[head], child, step))
+        level = following
+    return found
+
+
+def _path(where: _Where, name: str) -> Path:
+    segments: list[tuple[str, str | int]] = [("field", name)]
+    while where is not None:
+        where, kind, value = where
+        segments.append((kind, value))
+    segments.reverse()
+    return Path(tuple(segments))
 
 
 def _in_use(value: Any) -> bool:
@@ -143,7 +194,23 @@ def _in_use(value: Any) -> bool:
 
 
 def _group_in_use(obj: Any, group: GatedGroup) -> bool:
-    return any(_in_use(c[k]) for pattern in group.patterns for c, k, _ in _matches(obj, pattern, Path()))
+    return any(_in_use(c[k]) for matches in _find(obj, group) for c, k, _ in matches)
+
+
+def _disabled_groups(kind: str, target: Target, old: dict[str, Any] | None) -> Iterator[tuple[GatedGroup, str]]:
+    """The groups to drop at ``target`` and the first gate of each that is off."""
+    for group in gated_groups(kind):
+        off = [gate for gate in group.gates if not target.enabled(gate)]
+        if off and not (old is not None and _group_in_use(old, group)):
+            yield group, off[0]
+
+
+def has_disabled_fields(kind: str, obj: dict[str, Any], target: Target, old: dict[str, Any] | None = None) -> bool:
+    """Whether :func:`drop_disabled_fields` would remove anything (``obj`` is not touched).
+
+    Lets the caller copy the object only when it is about to change.
+    """
+    return any(any(_find(obj, group)) for group, _ in _disabled_groups(kind, target, old))
 
 
 def drop_disabled_fields(
@@ -155,13 +222,10 @@ def drop_disabled_fields(
     Fields that were present but empty (``taints: []``) are removed without a report.
     """
     dropped: list[DroppedField] = []
-    for group in gated_groups(kind):
-        off = [gate for gate in group.gates if not target.enabled(gate)]
-        if not off or (old is not None and _group_in_use(old, group)):
-            continue
-        for pattern in group.patterns:
-            for container, key, path in list(_matches(obj, pattern, Path())):
+    for group, gate in _disabled_groups(kind, target, old):
+        for matches in _find(obj, group):
+            for container, key, where in matches:
                 value = container.pop(key)
                 if _in_use(value) or value == {}:
-                    dropped.append(DroppedField(path, off[0]))
+                    dropped.append(DroppedField(_path(where, key), gate))
     return dropped

@@ -8,7 +8,10 @@ decoded again, so one typo does not hide every other finding).
 
 Defaulting mirrors ``pkg/apis/resource/v1/defaults.go``: ``allocationMode`` "" → ``ExactCount``,
 ``count`` 0 → 1 for ``ExactCount`` and toleration ``operator`` "" → ``Equal``.  It runs on a copy;
-the caller's object is never modified (the mutating webhook diffs against the original).
+the caller's object is never modified (the mutating webhook diffs against the original).  A v1
+ResourceSlice has no defaulting, so it is validated straight from the caller's object and copied
+only when something is about to be removed from it (an unknown field, a gated field) — slices are
+almost every object of an inventory, and almost none of them changes.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.k8s.features import DEFAULT_TARGET, Target
 from app.k8s.field import ErrorType, FieldError, Path
-from app.k8s.gated import DroppedField, drop_disabled_fields
+from app.k8s.gated import DroppedField, drop_disabled_fields, has_disabled_fields
 from app.k8s.models import (
     KIND_MODELS,
     DeviceClass,
@@ -50,6 +53,9 @@ _V1BETA1_MODELS: dict[str, type[BaseModel]] = {
     "ResourceClaim": V1Beta1ResourceClaim,
     "ResourceClaimTemplate": V1Beta1ResourceClaimTemplate,
 }
+
+# v1 kinds that ``apply_defaults`` leaves as they are (its copy would be pure cost)
+_UNDEFAULTED_KINDS = frozenset({"ResourceSlice"})
 
 _TYPE_WORDS = {
     "string_type": "string",
@@ -209,7 +215,14 @@ def decode_object(
     if api_version not in SERVED_VERSIONS or not isinstance(api_version, str):
         return Structural(model=None, api_version_error=unsupported_version_message(api_version, kind))
     versioned_cls = _versioned_model(kind, api_version)
-    data = v1beta1_defaults(kind, obj) if api_version == V1BETA1 else apply_defaults(kind, obj)
+    # ``data`` is ours to change once ``owned``; until then it is the caller's object
+    owned = True
+    if api_version == V1BETA1:
+        data = v1beta1_defaults(kind, obj)
+    elif kind in _UNDEFAULTED_KINDS:
+        data, owned = obj, False
+    else:
+        data = apply_defaults(kind, obj)
     deprecation = deprecation_warning(api_version, kind)
     first: BaseModel | None = None
     try:
@@ -233,12 +246,17 @@ def decode_object(
     if type_errors:
         return result
     changed = bool(unknown_raw) or api_version == V1BETA1
-    if changed:
+    if unknown_raw:
+        if not owned:
+            data, owned = deep_copy(data), True
         for raw in unknown_raw:
             _delete(data, raw)
     if api_version == V1BETA1:
         data = v1beta1_to_v1(kind, data)
-    result.dropped = drop_disabled_fields(kind, data, target, old)
+    if owned or has_disabled_fields(kind, data, target, old):
+        if not owned:
+            data, owned = deep_copy(data), True
+        result.dropped = drop_disabled_fields(kind, data, target, old)
     if create and kind == "ResourceClaim" and data.get("status") is not None:
         data.pop("status")
         changed = True

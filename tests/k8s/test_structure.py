@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.k8s.features import parse_target
 from app.k8s.field import ErrorType
+from app.k8s.gated import has_disabled_fields
 from app.k8s.models import ResourceClaim, ResourceSlice
 from app.k8s.structure import apply_defaults, decode_object
 
@@ -81,3 +83,63 @@ def test_strings_are_not_coerced_from_numbers() -> None:
     st = decode_object("ResourceClaim", claim({"deviceClassName": 5}))
     assert [str(e.path) for e in st.type_errors] == ["spec.devices.requests[0].exactly.deviceClassName"]
 
+
+
+def slice_with(device: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n",
+                 "devices": [{"name": "d0"}, device]},
+    }
+
+
+def test_slice_is_decoded_without_touching_the_input_when_a_gated_field_is_dropped() -> None:
+    raw = slice_with({"name": "d1", "attributes": {"model": {"string": "a"}, "tags": {"strings": ["x"]}}})
+    st = decode_object("ResourceSlice", raw, target=parse_target("1.36"))
+    assert [(str(d.path), d.gate) for d in st.dropped] == [
+        ("spec.devices[1].attributes[tags].strings", "DRAListTypeAttributes")
+    ]
+    assert raw["spec"]["devices"][1]["attributes"]["tags"] == {"strings": ["x"]}
+    assert isinstance(st.model, ResourceSlice)
+
+
+def test_slice_is_decoded_without_touching_the_input_when_an_unknown_field_is_removed() -> None:
+    raw = slice_with({"name": "d1", "bogus": 1})
+    st = decode_object("ResourceSlice", raw)
+    assert [str(p) for p in st.unknown_fields] == ["spec.devices[1].bogus"]
+    assert raw["spec"]["devices"][1]["bogus"] == 1
+    assert isinstance(st.model, ResourceSlice)
+
+
+def test_slice_keeps_a_gated_field_whose_gate_is_on() -> None:
+    raw = slice_with({"name": "d1", "attributes": {"tags": {"strings": ["x"]}}})
+    target = parse_target("1.36", "DRAListTypeAttributes=true")
+    st = decode_object("ResourceSlice", raw, target=target)
+    assert st.dropped == []
+    assert isinstance(st.model, ResourceSlice)
+
+
+def test_has_disabled_fields_finds_a_gated_field_and_leaves_the_object_alone() -> None:
+    raw = slice_with({"name": "d1", "nodeAllocatableResourceMappings": {"cpu": {}}})
+    assert has_disabled_fields("ResourceSlice", raw, parse_target("1.36"))
+    assert "nodeAllocatableResourceMappings" in raw["spec"]["devices"][1]
+
+
+def test_has_disabled_fields_is_false_without_gated_fields_or_with_the_gates_on() -> None:
+    plain = slice_with({"name": "d1", "attributes": {"model": {"string": "a"}}})
+    assert not has_disabled_fields("ResourceSlice", plain, parse_target("1.36"))
+    mapped = slice_with({"name": "d1", "nodeAllocatableResourceMappings": {"cpu": {}}})
+    assert not has_disabled_fields("ResourceSlice", mapped, parse_target("1.36", "DRANodeAllocatableResources=true"))
+
+
+def test_dropped_fields_come_in_document_order_per_pattern() -> None:
+    raw = slice_with({"name": "d1", "attributes": {"a": {"ints": [1]}, "b": {"bools": [True]}}})
+    raw["spec"]["devices"][0]["attributes"] = {"c": {"ints": [2]}}
+    st = decode_object("ResourceSlice", raw, target=parse_target("1.36"))
+    assert [str(d.path) for d in st.dropped] == [
+        "spec.devices[1].attributes[b].bools",
+        "spec.devices[0].attributes[c].ints",
+        "spec.devices[1].attributes[a].ints",
+    ]
