@@ -128,7 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "lint":
-            return _run_lint(args)
+            from app.k8s import bulk_allocation
+
+            with bulk_allocation():  # a batch that builds big trees of survivors, then exits
+                return _run_lint(args)
         if args.command == "serve":
             from app.server import run_serve
 

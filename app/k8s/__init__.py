@@ -14,6 +14,7 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
 """
 
 from app.k8s.budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget
+from app.k8s.collector import BULK_THRESHOLDS, bulk_allocation
 from app.k8s.decode import (
     CHECKED_KINDS,
     INVENTORY_KINDS,
@@ -52,7 +53,7 @@ from app.k8s.field import (
     too_many,
 )
 from app.k8s.finding import Finding, Note, ObjectRef, Reason, Severity
-from app.k8s.gated import DroppedField, drop_disabled_fields
+from app.k8s.gated import DroppedField, drop_disabled_fields, has_disabled_fields
 from app.k8s.golang import (
     INT64_MAX,
     INT64_MIN,
@@ -123,6 +124,7 @@ from app.k8s.tree import compact_json, deep_copy, depth, describe, equal, json_l
 from app.k8s.versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
 
 __all__ = [
+    "BULK_THRESHOLDS",
     "CHECKED_KINDS",
     "DEFAULT_TARGET",
     "DEFAULT_VERSION",
@@ -208,6 +210,7 @@ __all__ = [
     "aggregate_texts",
     "apply_defaults",
     "budget_scope",
+    "bulk_allocation",
     "byte_len",
     "canonical_string",
     "check_budget",
@@ -229,6 +232,7 @@ __all__ = [
     "go_div",
     "go_mod",
     "go_quote",
+    "has_disabled_fields",
     "invalid",
     "json_length",
     "loads_json",

@@ -32,7 +32,7 @@ from app.inventory import (
     load_kube_config,
     open_inventory,
 )
-from app.k8s import FeatureGateError, Target, parse_target
+from app.k8s import FeatureGateError, Target, bulk_allocation, parse_target
 from app.review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from app.server.app import create_app
 from app.server.drain import DrainingServer
@@ -136,7 +136,8 @@ def _inventory(args: argparse.Namespace, target: Target) -> InventorySource:
     if args.inventory and (args.kube or args.kubeconfig):
         raise UsageError("use either --inventory or --kube/--kubeconfig, not both")
     try:
-        source = open_inventory(args.inventory, kube_config=_kube_config(args), target=target)
+        with bulk_allocation():  # the start-up build: a big tree of survivors
+            source = open_inventory(args.inventory, kube_config=_kube_config(args), target=target)
     except InputError as exc:
         raise UsageError(f"--inventory: {exc}") from exc
     if args.potential_inventory:
