@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -148,5 +148,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE  # pragma: no cover
 
 
+def entry() -> None:
+    """The ``draguard`` program: :func:`main`, and after a lint an exit that skips tearing down the heap.
+
+    Why: a lint against a big inventory ends holding millions of small objects, and the
+    interpreter's orderly shutdown frees them one by one — ~0.4 s of a 1.6 s lint against 1,000
+    nodes — only for the kernel to take the whole address space back an instant later.  The
+    report is flushed first; a lint registers no exit work of its own.  Should the flush fail
+    (a closed pipe), the ordinary exit runs so that its status and message stay as they were.
+    ``serve`` and ``certs`` exit the ordinary way (log handlers, servers).
+    """
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv[:1] == ["lint"]:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except OSError:
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()
