@@ -156,11 +156,12 @@ def entry() -> None:
     nodes — only for the kernel to take the whole address space back an instant later.  The
     report is flushed first; a lint registers no exit work of its own.  Should the flush fail
     (a closed pipe), the ordinary exit runs so that its status and message stay as they were.
-    ``serve`` and ``certs`` exit the ordinary way (log handlers, servers).
+    ``serve`` and ``certs`` exit the ordinary way (log handlers, servers), and so does a lint
+    run under a profiler or a coverage tracer, whose reports are written at exit.
     """
     argv = sys.argv[1:]
     code = main(argv)
-    if argv[:1] == ["lint"]:
+    if argv[:1] == ["lint"] and sys.getprofile() is None and sys.gettrace() is None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()

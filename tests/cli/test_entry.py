@@ -36,3 +36,28 @@ def test_usage_error_still_exits_2_with_its_message() -> None:
     run = _program("lint", "no/such/file.yaml")
     assert run.returncode == 2
     assert run.stderr.startswith("draguard: ")
+
+
+_WITH_EXIT_HOOK = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('exit hook ran'))\n"
+    "if sys.argv[1] == 'traced':\n"
+    "    sys.settrace(lambda *a: None)\n"
+    "sys.argv = ['draguard', 'lint', 'examples/claims/good', '--inventory', 'examples/inventory']\n"
+    "from app.cli import entry\n"
+    "entry()\n"
+)
+
+
+def test_lint_skips_the_orderly_shutdown() -> None:
+    run = subprocess.run([sys.executable, "-c", _WITH_EXIT_HOOK, "plain"], capture_output=True, text=True,
+                         cwd=ROOT, check=False)
+    assert run.returncode == 0, run.stderr
+    assert "exit hook ran" not in run.stdout
+
+
+def test_lint_under_a_tracer_exits_the_ordinary_way_so_its_report_is_written() -> None:
+    run = subprocess.run([sys.executable, "-c", _WITH_EXIT_HOOK, "traced"], capture_output=True, text=True,
+                         cwd=ROOT, check=False)
+    assert run.returncode == 0, run.stderr
+    assert "exit hook ran" in run.stdout
