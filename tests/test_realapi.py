@@ -36,4 +36,5 @@ def test_draguard_as_webhook_denies_the_unsatisfiable_and_admits_the_satisfiable
     assert "50Gi" in denied.message and "40Gi" in denied.message, denied.message
     rounded = run.by_name("notebook-7gi")
     assert rounded.admitted, run.output
-    assert any(w.startswith("CapacityRounded: ") for w in rounded.warnings), rounded.warnings
+    # reason first, then the figure, in ASCII (Warning headers reach many clients as Latin-1)
+    assert rounded.warnings == ['CapacityRounded: 7Gi->10Gi memory for request "gpu" (policy rounds up)'], rounded.warnings

@@ -9,6 +9,7 @@ snapshot; nothing writes to it.
 
 from app.inventory.build import POTENTIAL_ANNOTATION, build_inventory, is_potential
 from app.inventory.files import InputError, load_paths
+from app.inventory.kube import status_message
 from app.inventory.kubeconfig import (
     KubeConfig,
     KubeConfigError,
@@ -44,4 +45,5 @@ __all__ = [
     "load_potential",
     "make_client",
     "open_inventory",
+    "status_message",
 ]

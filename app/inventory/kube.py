@@ -407,14 +407,19 @@ class KubeInventory:
         self._changed()
 
 
-def _raise_for_status(resp: httpx.Response) -> None:
-    if resp.status_code < 300:
-        return
-    message = resp.reason_phrase
+def status_message(resp: httpx.Response) -> str:
+    """What the API server says went wrong: its ``Status`` message, else the HTTP reason phrase."""
     with contextlib.suppress(ValueError, AttributeError):
         body = resp.json()
         if isinstance(body, dict) and body.get("message"):
-            message = str(body["message"])
+            return str(body["message"])
+    return resp.reason_phrase
+
+
+def _raise_for_status(resp: httpx.Response) -> None:
+    if resp.status_code < 300:
+        return
+    message = status_message(resp)
     if resp.status_code == 410:
         raise GoneError(message)
     raise ApiError(resp.status_code, message)

@@ -74,17 +74,22 @@ def denial_status(kind: str, name: str, errors: Sequence[Finding], group: str = 
     }
 
 
+ELLIPSIS = "..."
+"""ASCII on purpose: warnings travel as HTTP ``Warning`` headers, which many clients (Python's
+http.client, httpx, requests) decode as Latin-1, so a UTF-8 "…" would reach them as mojibake."""
+
+
 def _clip(text: str, limit: int = WARNING_LIMIT) -> str:
     """One line of at most ``limit`` characters, cut between words (a figure stays whole)."""
     text = " ".join(text.split())  # one line: warnings are shown as single-line headers
     if len(text) <= limit:
         return text
-    cut = text[: limit - 1]
-    if not text[limit - 1].isspace():  # the cut falls inside a word: drop the word's start
+    cut = text[: limit - len(ELLIPSIS)]
+    if not text[limit - len(ELLIPSIS)].isspace():  # the cut falls inside a word: drop the word's start
         word_start = cut.rfind(" ")
         if word_start > limit // 2:  # unless the "word" is half the warning (a blob, not a figure)
             cut = cut[:word_start]
-    return cut.rstrip(" ,;:") + "…"
+    return cut.rstrip(" ,;:") + ELLIPSIS
 
 
 def finding_warning(f: Finding) -> str:

@@ -45,7 +45,7 @@ def capacity_notes(plans: Sequence[RequestPlan], cands: Mapping[int, Candidates]
                             f'request "{alt.display}": {asked} of {name} will consume {shown_amount} (the devices\' request policy rounds it up)',
                             alt.path.child("capacity").child("requests").key(name),
                             Severity.WARNING,
-                            brief=f'{asked}→{shown_amount} {name} for request "{alt.display}" (policy rounds up)',
+                            brief=f'{asked}->{shown_amount} {name} for request "{alt.display}" (policy rounds up)',
                         )
                     )
             defaults: dict[str, set[str]] = {}

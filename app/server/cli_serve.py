@@ -253,7 +253,7 @@ def run_serve(args: argparse.Namespace) -> int:
     app = create_app(state)
     drain = functools.partial(DrainingServer, state=state, drain_seconds=max(args.shutdown_drain_seconds, 0.0))
     server = make_server(app, ssl_context=state.tls.context, host=args.host, port=args.port,
-                         log_level=args.log_level, server_class=drain,
+                         log_level=args.log_level, server_class=drain, guard=state.guard,
                          graceful_shutdown=int(args.deadline_seconds) + 3)  # reviews in flight finish
     if args.health_port is not None:
         health = BackgroundServer(health_only(app), host=args.host, port=args.health_port, lifespan="off",

@@ -9,10 +9,11 @@ carrying the ``resourceVersion`` that was read, so a concurrent writer produces
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import httpx
+
+from app.inventory import status_message
 
 __all__ = ["Conflict", "ObjectApiError", "ObjectClient", "object_path"]
 
@@ -46,11 +47,7 @@ def object_path(plural: str, namespace: str, name: str | None = None) -> str:
 def _raise(resp: httpx.Response) -> None:
     if resp.status_code < 300:
         return
-    message = resp.reason_phrase
-    with contextlib.suppress(ValueError, AttributeError):
-        body = resp.json()
-        if isinstance(body, dict) and body.get("message"):
-            message = str(body["message"])
+    message = status_message(resp)
     if resp.status_code == 409:
         raise Conflict(409, message)
     raise ObjectApiError(resp.status_code, message)

@@ -20,6 +20,9 @@ Series, and why they are split the way they are:
   ``SearchDeadline`` (the satisfiability search exhausted its time budget).  These are the
   reviews a ``failurePolicy: Fail`` operator must watch: each is a claim let through unchecked.
 
+* ``draguard_connections_refused_total{reason}``: connections the protocol guard
+  (:mod:`app.server.limits`) refused before the app saw them — read from the guard at scrape time.
+
 ``_created`` series are switched off (:func:`prometheus_client.disable_created_metrics`): they
 double the series count and no dashboard reads them.
 """
@@ -68,6 +71,13 @@ class _LiveCollector(Collector):
                                     "seconds since the inventory was last confirmed current", value=float(age))
         yield CounterMetricFamily("draguard_watch_restarts", "list/watch restarts after errors",
                                   value=float(s.get("restarts", 0)))
+        refused = CounterMetricFamily("draguard_connections_refused",
+                                      "connections refused by a protocol limit, by reason (RequestHeaderFields"
+                                      "TooLarge, Timeout: headers too slow, TooManyRequests: connection limit)",
+                                      labels=["reason"])
+        for reason, count in sorted(s.get("connections_refused", {}).items()):
+            refused.add_metric([reason], float(count))
+        yield refused
         if "cert_not_after" in s:
             yield GaugeMetricFamily("draguard_certificate_expiry_timestamp_seconds",
                                     "notAfter of the serving certificate", value=float(s["cert_not_after"]))

@@ -13,6 +13,7 @@ from typing import Any
 
 from app.inventory import InventorySource, NoInventory
 from app.review import ReviewOptions
+from app.server.limits import ConnectionGuard
 from app.server.tls import CertReloader
 
 __all__ = ["MAX_BODY_BYTES", "ServerState"]
@@ -46,6 +47,8 @@ class ServerState:
     background: list[Background] = field(default_factory=list)
     draining: bool = False  # set on SIGTERM: /readyz fails while the routes keep serving
     self_managed: Any = None  # SelfManagedCerts when --cert-secret is on (its status joins /readyz)
+    guard: ConnectionGuard = field(default_factory=ConnectionGuard)
+    """The HTTPS listener's connection limits; its refusal counts are exported as metrics."""
 
     @property
     def admission_options(self) -> ReviewOptions:
@@ -92,6 +95,7 @@ class ServerState:
             "pools": getattr(snap, "pool_count", 0) if snap is not None else 0,
             "age": self.inventory.last_sync_age(),
             "restarts": getattr(self.inventory, "restarts", 0),
+            "connections_refused": dict(self.guard.refused),
         }
         if self.tls is not None:
             out["cert_not_after"] = self.tls.not_after_ts

@@ -305,4 +305,4 @@ def test_rounding_warning_is_figure_first(served: Served) -> None:
     response = post(served, "/validate", admission_review(claim("seven", memory="7Gi")))
     assert response["allowed"] is True
     # the field path would pass 120 characters: the figure stays, the path is left out
-    assert check_warnings(response) == ['CapacityRounded: 7Gi→8Gi memory for request "gpu" (policy rounds up)']
+    assert check_warnings(response) == ['CapacityRounded: 7Gi->8Gi memory for request "gpu" (policy rounds up)']

@@ -58,7 +58,7 @@ def test_causes_are_capped() -> None:
 def test_warnings_are_clipped_to_120_and_summarised() -> None:
     long = Finding.for_object(REF, Severity.WARNING, "LintStepZero", "x" * 300 + "\nsecond line", "spec.a")
     text = finding_warning(long)
-    assert len(text) == 120 and text.endswith("…") and text.startswith("LintStepZero: xxx")
+    assert len(text) == 120 and text.endswith("...") and text.startswith("LintStepZero: xxx")
     many = limit_warnings([f"w{i}" for i in range(25)])
     assert len(many) == 10
     assert many[:9] == [f"w{i}" for i in range(9)]
@@ -94,9 +94,9 @@ ROUNDED_MESSAGE = "request \"gpu\": 7Gi of memory will consume 10Gi (the devices
 
 def test_warning_puts_the_figure_first_from_the_checks_brief() -> None:
     rounded = Finding.for_object(REF, Severity.WARNING, "CapacityRounded", ROUNDED_MESSAGE, ROUNDED_FIELD,
-                                 brief='7Gi→10Gi memory for request "gpu" (policy rounds up)')
+                                 brief='7Gi->10Gi memory for request "gpu" (policy rounds up)')
     text = finding_warning(rounded)
-    assert text.startswith("CapacityRounded: 7Gi→10Gi memory")
+    assert text.startswith("CapacityRounded: 7Gi->10Gi memory")
     assert len(text) <= 120 and "10Gi" in text
 
 
@@ -119,10 +119,10 @@ def test_a_number_is_never_cut_in_half(pad: int) -> None:
     message = "a" * 10 + " " + "word " * 18 + "x" * pad + " 123456789Gi of memory requested"
     text = finding_warning(Finding.for_object(REF, Severity.WARNING, "LintX", message))
     assert len(text) <= 120
-    tokens = text.rstrip("…").split()
+    tokens = text.removesuffix("...").split()
     assert all(t == "123456789Gi" for t in tokens if t[0].isdigit()), text
 
 
 def test_the_summary_of_many_warnings_stays_within_the_limit() -> None:
-    many = limit_warnings([f"CapacityRounded: {i}Gi→{i + 1}Gi memory" for i in range(30)])
+    many = limit_warnings([f"CapacityRounded: {i}Gi->{i + 1}Gi memory" for i in range(30)])
     assert len(many) == 10 and all(len(w) <= 120 for w in many)

@@ -34,7 +34,7 @@ WAIT = 10.0  # how long a test waits for an answer that must come (a failure, no
 def guarded(serve: Callable[..., Served], static_inventory: StaticInventory) -> Callable[..., Served]:
     def start(**limits: Any) -> Served:
         guard = ConnectionGuard(ConnectionLimits(**limits))
-        return serve(ServerState(inventory=static_inventory), guard=guard)
+        return serve(ServerState(inventory=static_inventory, guard=guard), guard=guard)
     return start
 
 
@@ -88,6 +88,8 @@ def test_headers_over_1mib_get_431(guarded: Callable[..., Served]) -> None:
     assert code == 431 and body["reason"] == "RequestHeaderFieldsTooLarge"
     assert served.server.guard.refused == {"RequestHeaderFieldsTooLarge": 1}
     assert still_serving(served)
+    metrics = served.client.get("/metrics").text
+    assert 'draguard_connections_refused_total{reason="RequestHeaderFieldsTooLarge"} 1.0' in metrics
 
 
 def test_one_complete_header_over_the_limit_gets_431(guarded: Callable[..., Served]) -> None:
@@ -103,6 +105,7 @@ def test_headers_under_the_limit_are_served(guarded: Callable[..., Served]) -> N
     response = served.client.get("/healthz", headers={"X-Filler": "a" * 900_000})
     assert response.status_code == 200
     assert served.server.guard.refused == {}
+    assert "draguard_connections_refused_total{" not in served.client.get("/metrics").text
 
 
 # ---------------------------------------------------------------------------- slowloris

@@ -173,7 +173,9 @@ def test_certificate_rotation_under_load(
     assert before != new_serial
     assert failures == []
     assert counts["kept"] > 0
-    assert s.state.tls is not None and s.state.tls.reloads == 1
+    # write_bundle replaces ca.crt, tls.crt and tls.key one by one, so a poll between two of
+    # them may reload once more (same certificate): what matters is that the new one is served.
+    assert s.state.tls is not None and s.state.tls.reloads >= 1
     assert s.client.get("/readyz").json()["certificate"]["serial"] == f"{new_serial:x}"
 
 
