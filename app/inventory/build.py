@@ -10,6 +10,7 @@ satisfiability search runs once per group, not once per node.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
@@ -53,10 +54,10 @@ _Reach = tuple[str, Any]  # ("node", name) | ("all", None) | ("selector", NodeSe
 
 
 _Decoded = tuple[str, Any] | None
-"""("Node", (name, labels)) | ("DeviceClass", model) | ("ResourceSlice", model) | None (skipped)."""
+"""("Node", (name, labels)) | ("DeviceClass", model) | ("ResourceSlice", _Slice) | None (skipped)."""
 
 
-def _decode_one(raw: Mapping[str, Any], target: Target) -> _Decoded:
+def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> _Decoded:
     kind = raw.get("kind")
     try:
         if kind == "Node":
@@ -70,8 +71,56 @@ def _decode_one(raw: Mapping[str, Any], target: Target) -> _Decoded:
     if isinstance(model, DeviceClass) and model.metadata.name:
         return ("DeviceClass", model)
     if isinstance(model, ResourceSlice):
-        return ("ResourceSlice", model)
+        return ("ResourceSlice", _summarize(model, parts))
     return None
+
+
+class _SliceDevice(NamedTuple):
+    """What the snapshot needs of one device of a slice."""
+
+    name: str
+    reach: _Reach
+    prep: _DevicePrep
+    consumes: tuple[tuple[str, tuple[str, ...]], ...]
+    """(counter set, counter names) the device draws on: the pool checks they exist."""
+
+
+class _Slice(NamedTuple):
+    """A decoded ResourceSlice reduced to what the snapshot needs.
+
+    Why not the pydantic model: at 100,000 devices the models of every slice alive at once are
+    ~0.5 GB; a slice is reduced as soon as it is decoded, so only one model lives at a time, and
+    what is kept (for the incremental rebuild too) shares everything alike devices have in
+    common (see :class:`_SharedParts`)."""
+
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    expected: int
+    """``resourceSliceCount``."""
+    shared_counters: tuple[tuple[str, dict[str, Quantity]], ...]
+    devices: tuple[_SliceDevice, ...]
+
+
+def _summarize(sl: ResourceSlice, parts: _SharedParts) -> _Slice:
+    spec = sl.spec
+    driver = sys.intern(spec.driver)
+    devices = tuple(
+        _SliceDevice(
+            sys.intern(dev.name), _reach(sl, dev), _prepare(driver, dev, parts),
+            tuple((use.counter_set, tuple(use.counters)) for use in dev.consumes_counters),
+        )
+        for dev in spec.devices
+    )
+    counters = tuple(
+        (cs.name, {name: (c.value if c.value is not None else Quantity(0)) for name, c in cs.counters.items()})
+        for cs in spec.shared_counters
+    )
+    return _Slice(
+        sys.intern(sl.metadata.name or ""), driver, sys.intern(spec.pool.name), spec.pool.generation,
+        spec.pool.resource_slice_count, counters, devices,
+    )
 
 
 def _fingerprint(raw: Mapping[str, Any]) -> tuple[str, str, str] | None:
@@ -85,45 +134,43 @@ def _fingerprint(raw: Mapping[str, Any]) -> tuple[str, str, str] | None:
     return None
 
 
-def _newest_generations(slices: list[ResourceSlice]) -> dict[PoolKey, list[ResourceSlice]]:
-    by_pool: dict[PoolKey, list[ResourceSlice]] = defaultdict(list)
+def _newest_generations(slices: list[_Slice]) -> dict[PoolKey, list[_Slice]]:
+    by_pool: dict[PoolKey, list[_Slice]] = defaultdict(list)
     for sl in slices:
-        by_pool[(sl.spec.driver, sl.spec.pool.name)].append(sl)
-    out: dict[PoolKey, list[ResourceSlice]] = {}
+        by_pool[(sl.driver, sl.pool)].append(sl)
+    out: dict[PoolKey, list[_Slice]] = {}
     for key, members in by_pool.items():
-        newest = max(s.spec.pool.generation for s in members)
-        chosen = [s for s in members if s.spec.pool.generation == newest]
-        chosen.sort(key=lambda s: s.metadata.name or "")
+        newest = max(s.generation for s in members)
+        chosen = [s for s in members if s.generation == newest]
+        chosen.sort(key=lambda s: s.name)
         out[key] = chosen
     return out
 
 
-def _pool_record(key: PoolKey, members: list[ResourceSlice]) -> PoolRecord:
-    generation = members[0].spec.pool.generation
-    expected = max(s.spec.pool.resource_slice_count for s in members)
+def _pool_record(key: PoolKey, members: list[_Slice]) -> PoolRecord:
+    generation = members[0].generation
+    expected = max(s.expected for s in members)
     complete = len(members) >= expected
     invalid: str | None = None
     counter_sets: dict[str, dict[str, Quantity]] = {}
     for sl in members:
-        for cs in sl.spec.shared_counters:
-            if cs.name in counter_sets:
-                invalid = f"counter set {cs.name} is defined twice"
-            counter_sets[cs.name] = {
-                name: (c.value if c.value is not None else Quantity(0)) for name, c in cs.counters.items()
-            }
+        for cs_name, counters in sl.shared_counters:
+            if cs_name in counter_sets:
+                invalid = f"counter set {cs_name} is defined twice"
+            counter_sets[cs_name] = counters
     seen: set[str] = set()
     for sl in members:
-        for dev in sl.spec.devices:
+        for dev in sl.devices:
             if dev.name in seen:
                 invalid = f"device {dev.name} is listed twice"
             seen.add(dev.name)
-            for use in dev.consumes_counters:
-                if use.counter_set not in counter_sets:
-                    invalid = f"device {dev.name} consumes from unknown counter set {use.counter_set}"
+            for counter_set, names in dev.consumes:
+                if counter_set not in counter_sets:
+                    invalid = f"device {dev.name} consumes from unknown counter set {counter_set}"
                     continue
-                for cname in use.counters:
-                    if cname not in counter_sets[use.counter_set]:
-                        invalid = f"device {dev.name} consumes unknown counter {use.counter_set}/{cname}"
+                for cname in names:
+                    if cname not in counter_sets[counter_set]:
+                        invalid = f"device {dev.name} consumes unknown counter {counter_set}/{cname}"
     return PoolRecord(key[0], key[1], generation, complete, invalid, counter_sets, len(members), expected)
 
 
@@ -131,14 +178,17 @@ def _qualified_attributes(driver: str, dev: Device) -> tuple[dict[str, tuple[str
     raw: dict[str, tuple[str, object]] = {}
     qualified: dict[str, tuple[str, object]] = {}
     broken: str | None = None
+    intern = sys.intern
     # Unqualified names first so an explicitly qualified spelling wins, as upstream does.
     for name in sorted(dev.attributes, key=lambda n: "/" in n):
         kind, value = dev.attributes[name].kind_and_value()
         if kind is None:
             broken = name
             continue
-        raw[name] = (kind, value)
-        qualified[name if "/" in name else f"{driver}/{name}"] = (kind, value)
+        # names and string values repeat on every device alike: one string object each
+        entry = (intern(kind), intern(value) if type(value) is str else value)
+        raw[intern(name)] = entry
+        qualified[intern(name if "/" in name else f"{driver}/{name}")] = entry
     return raw, qualified, broken
 
 
@@ -146,7 +196,7 @@ def _reach(sl: ResourceSlice, dev: Device) -> _Reach:
     spec = sl.spec
     source: Any = dev if spec.per_device_node_selection else spec
     if source.node_name:
-        return ("node", source.node_name)
+        return ("node", sys.intern(source.node_name))
     if source.all_nodes:
         return ("all", None)
     if source.node_selector is not None:
@@ -184,20 +234,51 @@ class _DevicePrep(NamedTuple):
     counters: dict[tuple[str, str], Quantity]
 
 
-def _prepare(driver: str, dev: Device) -> _DevicePrep:
+class _Body(NamedTuple):
+    """The parts of a device's body the snapshot reads, one object for every device alike."""
+
+    text: str
+    multi: bool
+    capacity: dict[str, DeviceCapacity]
+    taints: tuple[DeviceTaint, ...]
+    counters: dict[tuple[str, str], Quantity]
+
+
+class _SharedParts:
+    """Equal bodies (capacities and their policies, taints, counters — see :class:`_ShapeIds`)
+    decoded once per builder: thousands of devices of one model then hold one capacity map, not
+    thousands of equal ones.  Bodies no longer used are forgotten at the end of each build."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, _Body] = {}
+        self.used: set[str] = set()
+
+    def body(self, body_text: str, dev: Device) -> _Body:
+        got = self.bodies.get(body_text)
+        if got is None:
+            counters: dict[tuple[str, str], Quantity] = {}
+            for use in dev.consumes_counters:
+                for cname, c in use.counters.items():
+                    amount = c.value if c.value is not None else Quantity(0)
+                    prior = counters.get((use.counter_set, cname))
+                    counters[(use.counter_set, cname)] = amount if prior is None else prior.add(amount)
+            got = _Body(body_text, bool(dev.allow_multiple_allocations), dict(dev.capacity), tuple(dev.taints), counters)
+            self.bodies[body_text] = got
+        return got
+
+    def keep_only(self, texts: set[str]) -> None:
+        self.bodies = {t: b for t, b in self.bodies.items() if t in texts}
+
+
+def _prepare(driver: str, dev: Device, parts: _SharedParts) -> _DevicePrep:
     raw_attrs, attrs, broken = _qualified_attributes(driver, dev)
     body_text = driver + "\x00" + dev.model_dump_json(
         by_alias=True, exclude={"name", "node_name", "node_selector", "all_nodes", "attributes"}
     )
-    counters: dict[tuple[str, str], Quantity] = {}
-    for use in dev.consumes_counters:
-        for cname, c in use.counters.items():
-            amount = c.value if c.value is not None else Quantity(0)
-            prior = counters.get((use.counter_set, cname))
-            counters[(use.counter_set, cname)] = amount if prior is None else prior.add(amount)
+    body = parts.body(body_text, dev)
     return _DevicePrep(
-        raw_attrs, attrs, broken, body_text, repr(sorted(raw_attrs.items())) + repr(sorted(dev.attributes)),
-        bool(dev.allow_multiple_allocations), dict(dev.capacity), tuple(dev.taints), counters,
+        raw_attrs, attrs, broken, body.text, repr(sorted(raw_attrs.items())) + repr(sorted(dev.attributes)),
+        body.multi, body.capacity, body.taints, body.counters,
     )
 
 
@@ -218,16 +299,17 @@ class InventoryBuilder:
     Why: the live inventory rebuilds its snapshot after every burst of watch events; decoding
     and preparing 10,000 devices again because one slice changed costs about a second and a
     core.  Objects from the API server carry ``uid`` and ``resourceVersion``; an object whose pair
-    is unchanged is the same object, so its decoded model, its devices' prepared data and their
-    CEL values are reused.  Only what depends on the whole inventory — pools, node groups, the
-    profile index — is assembled again, from prepared parts.  What is remembered is exactly what
-    the latest snapshot used, so memory follows the inventory, not its history.
+    is unchanged is the same object, so its reduced slice (:class:`_Slice`: its devices' prepared
+    data, never the raw object or the pydantic model) and their CEL values are reused.  Only what
+    depends on the whole inventory — pools, node groups, the profile index — is assembled again,
+    from prepared parts.  What is remembered is exactly what the latest snapshot used, so memory
+    follows the inventory, not its history.
     """
 
     def __init__(self, *, target: Target = DEFAULT_TARGET) -> None:
         self.target = target
         self._decoded: dict[tuple[str, str, str], _Decoded] = {}
-        self._prepared: dict[int, tuple[ResourceSlice, list[_DevicePrep]]] = {}
+        self._parts = _SharedParts()
         self._cel: dict[tuple[str, str], Any] = {}
         self.decoded_objects = 0
         """How many objects the last :meth:`build` decoded (the rest were reused)."""
@@ -236,24 +318,21 @@ class InventoryBuilder:
         potential_nodes: set[str] = set()
         potential_slices: set[int] = set()
         potential_devices: set[int] = set()
-        classes, slices, nodes, kept = self._decode_all(objects, potential_nodes, potential_slices)
+        classes, slices, nodes = self._decode_all(objects, potential_nodes, potential_slices)
+        self._parts.keep_only({d.prep.body_text for sl in slices for d in sl.devices})
         pools_slices = _newest_generations(slices)
         pools = {key: _pool_record(key, members) for key, members in pools_slices.items()}
 
         shapes = _ShapeIds()
         cel_next: dict[tuple[str, str], Any] = {}
-        prepared_next: dict[int, tuple[ResourceSlice, list[_DevicePrep]]] = {}
         devices: list[DeviceRecord] = []
         reach: list[_Reach] = []
         for key in sorted(pools_slices):
             driver, pool_name = key
             for sl in pools_slices[key]:
-                cached = self._prepared.get(id(sl))
-                preps = cached[1] if cached is not None and cached[0] is sl else [_prepare(driver, d) for d in sl.spec.devices]
-                if id(sl) in kept:
-                    prepared_next[id(sl)] = (sl, preps)
-                for dev, prep in zip(sl.spec.devices, preps, strict=True):
-                    kind_reach = _reach(sl, dev)
+                for dev in sl.devices:
+                    prep = dev.prep
+                    kind_reach = dev.reach
                     shape, body = shapes.of(prep)
                     content = (prep.body_text, prep.attribute_text)
                     cel = cel_next.get(content)
@@ -266,8 +345,8 @@ class InventoryBuilder:
                     node_label = kind_reach[1] if kind_reach[0] == "node" else pool_name
                     devices.append(
                         DeviceRecord(
-                            index=len(devices), driver=driver, pool=pool_name, slice_name=sl.metadata.name or "",
-                            name=dev.name, device=dev, multi=prep.multi, attributes=prep.attributes,
+                            index=len(devices), driver=driver, pool=pool_name, slice_name=sl.name,
+                            name=dev.name, multi=prep.multi, attributes=prep.attributes,
                             broken_attribute=prep.broken, capacity=prep.capacity, taints=prep.taints,
                             counters=prep.counters, node_label=str(node_label), shape=shape, body=body, cel=cel,
                         )
@@ -275,7 +354,6 @@ class InventoryBuilder:
                     reach.append(kind_reach)
                     if id(sl) in potential_slices:
                         potential_devices.add(len(devices) - 1)
-        self._prepared = prepared_next
         self._cel = cel_next
         groups = _group_nodes(devices, reach, pools, nodes, potential_nodes, potential_devices)
         reachable = tuple(sorted({i for g in groups for i in g.devices}))
@@ -286,13 +364,13 @@ class InventoryBuilder:
 
     def _decode_all(
         self, objects: Iterable[Mapping[str, Any]], potential_nodes: set[str], potential_slices: set[int]
-    ) -> tuple[dict[str, DeviceClass], list[ResourceSlice], dict[str, dict[str, str]], set[int]]:
-        """Classes, slices, Node labels and reusable slice ids; names of potential Nodes go to
-        ``potential_nodes``, ids of potential slices to ``potential_slices``."""
+    ) -> tuple[dict[str, DeviceClass], list[_Slice], dict[str, dict[str, str]]]:
+        """Classes, slices and Node labels; names of potential Nodes go to ``potential_nodes``,
+        ids of potential slices to ``potential_slices``.  Each raw object is let go as soon as it
+        is decoded (a file source hands them over one file at a time)."""
         classes: dict[str, DeviceClass] = {}
-        slices: list[ResourceSlice] = []
+        slices: list[_Slice] = []
         nodes: dict[str, dict[str, str]] = {}
-        kept: set[int] = set()  # ids of slice models that the next build may find again
         decoded_next: dict[tuple[str, str, str], _Decoded] = {}
         self.decoded_objects = 0
         for raw in objects:
@@ -302,7 +380,7 @@ class InventoryBuilder:
             if fp is not None and fp in self._decoded:
                 decoded = self._decoded[fp]
             else:
-                decoded = _decode_one(raw, self.target)
+                decoded = _decode_one(raw, self.target, self._parts)
                 self.decoded_objects += 1
             if fp is not None:
                 decoded_next[fp] = decoded
@@ -319,10 +397,8 @@ class InventoryBuilder:
                 slices.append(value)
                 if is_potential(raw):
                     potential_slices.add(id(value))
-                if fp is not None:
-                    kept.add(id(value))
         self._decoded = decoded_next
-        return classes, slices, nodes, kept
+        return classes, slices, nodes
 
 
 def _base_ids(devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord]) -> list[int]:

@@ -12,12 +12,14 @@ changed ConfigMap takes effect on the next restart: templates change with node-g
 from __future__ import annotations
 
 import copy
+import itertools
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 from app.inventory.build import POTENTIAL_ANNOTATION, build_inventory
 from app.inventory.files import load_paths
+from app.inventory.packed import ChainedObjects
 from app.inventory.snapshot import Inventory
 from app.inventory.sources import InventorySource
 from app.k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
@@ -74,7 +76,7 @@ class WithPotential:
         with self._lock:
             built = self._built
             if built is None or built[0] is not base:
-                built = (base, build_inventory([*self.inner.objects(), *self.potential], target=self.target))
+                built = (base, build_inventory(itertools.chain(self.inner.objects(), self.potential), target=self.target))
                 self._built = built
         return built[1]
 
@@ -84,8 +86,8 @@ class WithPotential:
     def findings(self) -> list[Finding]:
         return [*self.inner.findings(), *self._findings]
 
-    def objects(self) -> list[dict[str, Any]]:
-        return [*self.inner.objects(), *self.potential]
+    def objects(self) -> Sequence[dict[str, Any]]:
+        return ChainedObjects(self.inner.objects(), self.potential)
 
     def last_sync_age(self) -> float | None:
         return self.inner.last_sync_age()

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.k8s import Device, DeviceCapacity, DeviceTaint, Quantity
+from app.k8s import DeviceCapacity, DeviceTaint, Quantity
 
 __all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "PoolKey", "PoolRecord"]
 
@@ -24,14 +24,17 @@ AttrValue = tuple[str, object]
 
 @dataclass(frozen=True, slots=True, eq=False)
 class DeviceRecord:
-    """One device of the newest generation of its pool, with everything the search needs."""
+    """One device of the newest generation of its pool, with everything the search needs.
+
+    Devices alike (the same body) share their ``capacity``, ``taints`` and ``counters`` objects,
+    and attribute names and string values are interned: a record holds no pydantic ``Device``,
+    whose memory would grow with every device of a 100,000-device inventory."""
 
     index: int
     driver: str
     pool: str
     slice_name: str
     name: str
-    device: Device
     multi: bool
     attributes: Mapping[str, AttrValue]
     """Attributes by fully qualified name (unqualified names get the driver's domain)."""

@@ -21,11 +21,12 @@ A path that does not exist is a usage error (exit 2) in both.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.inventory.build import build_inventory
-from app.inventory.files import load_paths
+from app.inventory.files import iter_paths
+from app.inventory.packed import PackedObjects
 from app.inventory.snapshot import Inventory
 from app.k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
 
@@ -51,7 +52,7 @@ class InventorySource(Protocol):
         """What was wrong with the inventory's own documents (``DecodeError`` findings)."""
         ...
 
-    def objects(self) -> list[dict[str, Any]]: ...
+    def objects(self) -> Sequence[dict[str, Any]]: ...
 
     def last_sync_age(self) -> float | None: ...
 
@@ -77,7 +78,7 @@ class NoInventory:
     def findings(self) -> list[Finding]:
         return []
 
-    def objects(self) -> list[dict[str, Any]]:
+    def objects(self) -> Sequence[dict[str, Any]]:
         return []
 
     def last_sync_age(self) -> float | None:
@@ -101,12 +102,22 @@ class StaticInventory:
     synced = True
 
     def __init__(self, paths: Sequence[str], *, stdin_text: str | None = None, target: Target = DEFAULT_TARGET) -> None:
-        result = load_paths(paths, stdin_text=stdin_text)
         self.paths = list(paths)
-        self._findings = list(result.findings)
-        self._objects = [d.obj for d in result.documents if d.kind in INVENTORY_KINDS]
-        self._snapshot = build_inventory(self._objects, target=target)
+        self._findings: list[Finding] = []
+        self._objects = PackedObjects()
+        self._snapshot = build_inventory(self._read(stdin_text), target=target)
         self._loaded_at = time.monotonic()
+
+    def _read(self, stdin_text: str | None) -> Iterator[Mapping[str, Any]]:
+        """The inventory objects of every file, one file at a time: each is packed for
+        :meth:`objects` and handed to the builder, and its dicts are freed once the builder has
+        decoded them (see :mod:`.packed`)."""
+        for part in iter_paths(self.paths, stdin_text=stdin_text):
+            self._findings.extend(part.findings)
+            for doc in part.documents:
+                if doc.kind in INVENTORY_KINDS:
+                    self._objects.append_packed(PackedObjects.pack(doc.obj))
+                    yield doc.obj
 
     def snapshot(self) -> Inventory | None:
         return self._snapshot
@@ -122,8 +133,8 @@ class StaticInventory:
     def findings(self) -> list[Finding]:
         return list(self._findings)
 
-    def objects(self) -> list[dict[str, Any]]:
-        return list(self._objects)
+    def objects(self) -> Sequence[dict[str, Any]]:
+        return self._objects
 
     def last_sync_age(self) -> float | None:
         return time.monotonic() - self._loaded_at

@@ -70,3 +70,33 @@ def test_objects_without_resource_versions_are_always_decoded() -> None:
     builder.build(objects)
     builder.build(objects)
     assert builder.decoded_objects == len(objects)
+
+
+def test_devices_alike_share_their_parts_and_keep_no_model() -> None:
+    """Memory (issue #11): equal bodies are decoded into one capacity map, one taint tuple and one
+    counter map, attribute names are one string object, and no record holds a pydantic model."""
+    inv = build_inventory(make_inventory(16, seed=2))
+    by_body: dict[int, Any] = {}
+    for dev in inv.devices:
+        first = by_body.setdefault(dev.body, dev)
+        assert dev.capacity is first.capacity and dev.taints is first.taints and dev.counters is first.counters
+        for name in dev.attributes:
+            assert next(n for n in first.attributes if n == name) is name if name in first.attributes else True
+    assert len(by_body) < len(inv.devices) / 4
+    assert not hasattr(inv.devices[0], "device")
+
+
+def test_the_builder_remembers_only_what_the_latest_snapshot_uses() -> None:
+    """Under churn (every build a new capacity on one slice) the builder forgets the old bodies:
+    what it keeps follows the inventory, not its history."""
+    objects = _as_from_api(make_inventory(40, seed=3))
+    builder = InventoryBuilder()
+    sl = next(o for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["devices"][0].get("capacity"))
+    remembered: tuple[int, int, int] | None = None
+    for version in range(2, 30):
+        for dev in sl["spec"]["devices"]:
+            dev["capacity"]["memory"]["value"] = f"{version}Gi"
+        sl["metadata"]["resourceVersion"] = str(version)
+        builder.build(objects)
+        remembered = remembered or (len(builder._decoded), len(builder._parts.bodies), len(builder._cel))
+    assert (len(builder._decoded), len(builder._parts.bodies), len(builder._cel)) == remembered

@@ -131,3 +131,36 @@ def test_lint_door_missing_inventory_path_is_a_usage_error(
 def test_lint_refuses_stdin_twice(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", "-", "--inventory", "-"]) == 2
     assert "standard input" in capsys.readouterr().err
+
+
+def test_static_inventory_keeps_its_objects_packed_and_gives_back_equal_fresh_copies() -> None:
+    """The raw objects are kept pickled (memory: app/inventory/packed.py), yet read back exactly
+    as the files decode, and what a caller does to a copy does not reach the inventory."""
+    source = StaticInventory([str(INVENTORY)])
+    expected = [d.obj for d in load_paths([str(INVENTORY)]).documents if d.kind in {"DeviceClass", "Node", "ResourceSlice"}]
+    assert list(source.objects()) == expected and source.objects()[0] == expected[0]
+    source.objects()[0]["metadata"]["name"] = "changed"
+    assert list(source.objects()) == expected
+    assert source.objects()[-1] == expected[-1] and source.objects()[0:2] == expected[0:2]
+
+
+def test_chained_objects_read_as_one_sequence() -> None:
+    from app.inventory.packed import ChainedObjects, PackedObjects
+
+    packed = PackedObjects([{"kind": "Node", "n": 1}, {"kind": "Node", "n": 2}])
+    chained = ChainedObjects(packed, [{"kind": "Node", "n": 3}])
+    assert len(chained) == 3 and [o["n"] for o in chained] == [1, 2, 3]
+    assert chained[2]["n"] == 3 and chained[-3]["n"] == 1 and [o["n"] for o in chained[1:]] == [2, 3]
+    with pytest.raises(IndexError):
+        chained[3]
+
+
+def test_a_folder_is_read_one_file_at_a_time(tmp_path: Path) -> None:
+    from app.inventory.files import iter_paths
+
+    (tmp_path / "a.yaml").write_text(CLAIM)
+    (tmp_path / "b.json").write_text('{"kind": "DeviceClass", "metadata": {"name": "x"}}')
+    parts = list(iter_paths([str(tmp_path)]))
+    assert [[d.kind for d in p.documents] for p in parts] == [["ResourceClaim"], ["DeviceClass"]]
+    with pytest.raises(InputError, match="no such file"):
+        list(iter_paths([str(tmp_path / "missing.yaml")]))
