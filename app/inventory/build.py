@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from app.inventory.celdevice import build_cel_device
+from app.inventory.celdevice import cel_device_error
 from app.inventory.nodeselect import match_node_selector
 from app.inventory.profiles import ProfileIndex
 from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
@@ -232,6 +232,7 @@ class _DevicePrep(NamedTuple):
     capacity: dict[str, DeviceCapacity]
     taints: tuple[DeviceTaint, ...]
     counters: dict[tuple[str, str], Quantity]
+    cel_error: str | None
 
 
 class _Body(NamedTuple):
@@ -278,7 +279,7 @@ def _prepare(driver: str, dev: Device, parts: _SharedParts) -> _DevicePrep:
     body = parts.body(body_text, dev)
     return _DevicePrep(
         raw_attrs, attrs, broken, body.text, repr(sorted(raw_attrs.items())) + repr(sorted(dev.attributes)),
-        body.multi, body.capacity, body.taints, body.counters,
+        body.multi, body.capacity, body.taints, body.counters, cel_device_error(raw_attrs),
     )
 
 
@@ -300,7 +301,7 @@ class InventoryBuilder:
     and preparing 10,000 devices again because one slice changed costs about a second and a
     core.  Objects from the API server carry ``uid`` and ``resourceVersion``; an object whose pair
     is unchanged is the same object, so its reduced slice (:class:`_Slice`: its devices' prepared
-    data, never the raw object or the pydantic model) and their CEL values are reused.  Only what
+    data, never the raw object or the pydantic model) is reused.  Only what
     depends on the whole inventory — pools, node groups, the profile index — is assembled again,
     from prepared parts.  What is remembered is exactly what the latest snapshot used, so memory
     follows the inventory, not its history.
@@ -310,7 +311,6 @@ class InventoryBuilder:
         self.target = target
         self._decoded: dict[tuple[str, str, str], _Decoded] = {}
         self._parts = _SharedParts()
-        self._cel: dict[tuple[str, str], Any] = {}
         self.decoded_objects = 0
         """How many objects the last :meth:`build` decoded (the rest were reused)."""
 
@@ -324,7 +324,6 @@ class InventoryBuilder:
         pools = {key: _pool_record(key, members) for key, members in pools_slices.items()}
 
         shapes = _ShapeIds()
-        cel_next: dict[tuple[str, str], Any] = {}
         devices: list[DeviceRecord] = []
         reach: list[_Reach] = []
         for key in sorted(pools_slices):
@@ -334,27 +333,19 @@ class InventoryBuilder:
                     prep = dev.prep
                     kind_reach = dev.reach
                     shape, body = shapes.of(prep)
-                    content = (prep.body_text, prep.attribute_text)
-                    cel = cel_next.get(content)
-                    if cel is None:
-                        cel = self._cel.get(content)
-                        if cel is None:
-                            caps = {n: (c.value if c.value is not None else Quantity(0)) for n, c in prep.capacity.items()}
-                            cel = build_cel_device(driver, prep.multi, prep.raw_attributes, caps)
-                        cel_next[content] = cel
                     node_label = kind_reach[1] if kind_reach[0] == "node" else pool_name
                     devices.append(
                         DeviceRecord(
                             index=len(devices), driver=driver, pool=pool_name, slice_name=sl.name,
                             name=dev.name, multi=prep.multi, attributes=prep.attributes,
                             broken_attribute=prep.broken, capacity=prep.capacity, taints=prep.taints,
-                            counters=prep.counters, node_label=str(node_label), shape=shape, body=body, cel=cel,
+                            counters=prep.counters, node_label=str(node_label), shape=shape, body=body,
+                            raw_attributes=prep.raw_attributes, cel_error=prep.cel_error,
                         )
                     )
                     reach.append(kind_reach)
                     if id(sl) in potential_slices:
                         potential_devices.add(len(devices) - 1)
-        self._cel = cel_next
         groups = _group_nodes(devices, reach, pools, nodes, potential_nodes, potential_devices)
         reachable = tuple(sorted({i for g in groups for i in g.devices}))
         return Inventory(
@@ -408,8 +399,7 @@ def _base_ids(devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord]) 
     interned: dict[object, int] = {}
     out: list[int] = []
     for dev in devices:
-        cel_error = getattr(dev.cel, "error", None)
-        key = (dev.body, dev.broken_attribute, cel_error, dev.cel is None, pools[dev.pool_key].usable,
+        key = (dev.body, dev.broken_attribute, dev.cel_error, pools[dev.pool_key].usable,
                pools[dev.pool_key].counter_signature if dev.counters else None)
         out.append(interned.setdefault(key, len(interned)))
     return out

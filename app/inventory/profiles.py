@@ -113,12 +113,13 @@ class ProfileIndex:
             elif not reads and not qualified:
                 view = base
             else:
+                # The attribute as published: equal (kind, value) pairs convert to equal CEL values,
+                # so reading them here keeps devices apart exactly where a selector could, without
+                # building every device's CEL value (``device.attributes[dom].id`` is ``dom/id``).
                 parts: list[object] = [base]
-                cel = dev.cel
-                for dom, ident in reads:
-                    value = cel.attributes.get(dom, _EMPTY).get(ident, _MISSING) if cel is not None else _MISSING
-                    parts.append((type(value), value))
                 attrs = dev.attributes
+                for dom, ident in reads:
+                    parts.append(attrs.get(f"{dom}/{ident}", _MISSING))
                 for name in qualified:
                     parts.append(attrs.get(name))
                 view = tuple(parts)
@@ -129,5 +130,3 @@ class ProfileIndex:
             ids.append(pid)
         return Projection(ids, reps)
 
-
-_EMPTY: dict[str, object] = {}

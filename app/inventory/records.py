@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.inventory.celdevice import build_cel_device
 from app.k8s import DeviceCapacity, DeviceTaint, Quantity
 
 __all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "PoolKey", "PoolRecord"]
@@ -50,7 +51,22 @@ class DeviceRecord:
     """Id of the device's content apart from its name and location: equal shapes behave alike."""
     body: int
     """Id of the device's content apart from its name, location and attributes."""
-    cel: Any = None
+    raw_attributes: Mapping[str, AttrValue] = field(default_factory=dict)
+    """Attributes as the slice names them (what the CEL device is built from)."""
+    cel_error: str | None = None
+    """Why selectors cannot be evaluated on the device (the CEL device's ``error``), if so."""
+    _cel: Any = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def cel(self) -> Any:
+        """The CEL ``device`` value, built on first use and kept (see :mod:`.celdevice`); two
+        threads racing build two equal values and one is kept."""
+        got = self._cel
+        if got is None:
+            caps = {n: (c.value if c.value is not None else Quantity(0)) for n, c in self.capacity.items()}
+            got = build_cel_device(self.driver, self.multi, self.raw_attributes, caps)
+            object.__setattr__(self, "_cel", got)
+        return got
 
     @property
     def pool_key(self) -> PoolKey:

@@ -92,11 +92,36 @@ def test_the_builder_remembers_only_what_the_latest_snapshot_uses() -> None:
     objects = _as_from_api(make_inventory(40, seed=3))
     builder = InventoryBuilder()
     sl = next(o for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["devices"][0].get("capacity"))
-    remembered: tuple[int, int, int] | None = None
+    remembered: tuple[int, int] | None = None
     for version in range(2, 30):
         for dev in sl["spec"]["devices"]:
             dev["capacity"]["memory"]["value"] = f"{version}Gi"
         sl["metadata"]["resourceVersion"] = str(version)
         builder.build(objects)
-        remembered = remembered or (len(builder._decoded), len(builder._parts.bodies), len(builder._cel))
-    assert (len(builder._decoded), len(builder._parts.bodies), len(builder._cel)) == remembered
+        remembered = remembered or (len(builder._decoded), len(builder._parts.bodies))
+    assert (len(builder._decoded), len(builder._parts.bodies)) == remembered
+
+
+def test_cel_devices_are_built_only_for_the_devices_selectors_run_on() -> None:
+    """Memory (issue #11): a snapshot builds no CEL device up front; checking the claim mix builds
+    them for one device per profile, not for every device (each has its own ``uuid``)."""
+    inv = build_inventory(make_inventory(80, seed=9))
+    assert all(d._cel is None for d in inv.devices)
+    _answers(inv)
+    built = sum(d._cel is not None for d in inv.devices)
+    assert 0 < built < len(inv.devices) / 4
+
+
+def test_the_error_known_up_front_is_the_one_the_cel_device_gets() -> None:
+    from app.cel import device_error, make_device
+
+    cases: list[dict[str, tuple[str | None, object]]] = [
+        {"model": ("string", "a100"), "driverVersion": ("version", "1.2.3")},
+        {"model": ("string", "a100"), "driverVersion": ("version", "1.2")},
+        {"a": ("version", "x"), "b": (None, None)},
+        {"b": (None, None), "a": ("version", "x")},
+        {},
+    ]
+    for attrs in cases:
+        assert device_error(attrs) == make_device("d.example.com", False, attrs, {}).error
+    assert device_error(cases[1]) is not None and device_error(cases[0]) is None
