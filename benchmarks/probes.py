@@ -28,10 +28,12 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from results import write_section  # noqa: E402
 
 from app.certs import generate_bundle, write_bundle  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 START, END = "<!-- probes:start -->", "<!-- probes:end -->"
 JSON = {"Content-Type": "application/json"}
 
@@ -233,12 +235,7 @@ def write_results(rows: list[dict[str, Any]]) -> None:
         lines.append(f"| {r['probe']} | {r['answer']} | {r['seconds']} | {r['rss_mb']} | {r['healthz_worst_ms']} |")
     lines.append(END)
     section = "\n".join(lines)
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    if START in text and END in text:
-        text = text[: text.index(START)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    RESULTS.write_text(text)
+    write_section(START, END, section)
 
 
 def main() -> None:

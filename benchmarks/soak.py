@@ -37,13 +37,14 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakeapi import FakeCluster, serve_fake_api  # noqa: E402
+from results import write_section  # noqa: E402
 
 from app.certs import generate_bundle, write_bundle  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 START, END = "<!-- soak:start -->", "<!-- soak:end -->"
 RESOURCE = {"DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "Node": "nodes"}
 CLASSES = ["gpu.example.com", "shared-gpu.example.com"]
@@ -267,12 +268,7 @@ shared with other jobs, so read the latency as an upper bound).
 | slice updates through the watch | {r['slice_updates']} (watch restarts: {r['watch_restarts']:g}) |
 | server alive at the end | {r['server_alive_at_end']} |
 {END}"""
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    if START in text and END in text:
-        text = text[: text.index(START)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    RESULTS.write_text(text)
+    write_section(START, END, section)
 
 
 def main() -> None:
