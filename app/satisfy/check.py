@@ -26,11 +26,14 @@ from app.satisfy.notes import capacity_notes
 from app.satisfy.plan import Alternative, RequestPlan, plan_claim
 from app.satisfy.search import Outcome, search_group
 
-__all__ = ["SEARCH_UNDECIDED", "check_claim_spec"]
+__all__ = ["SEARCH_DEADLINE", "SEARCH_UNDECIDED", "check_claim_spec"]
 
 # The start of the SatisfiabilityUnknown message for a search that ran out of its time budget;
 # the server counts such reviews as fail-open (``draguard_fail_open_total{reason="SearchDeadline"}``).
 SEARCH_UNDECIDED = "could not decide whether the claim can be allocated"
+SEARCH_DEADLINE = "satisfiability search deadline"
+"""The ``fail_open`` mark of the note a search cut short by its deadline carries, so callers (the
+answer cache, the webhook's metrics) recognise it by a field, not by parsing the message."""
 
 _MAX_POOL_ORDERS = 24
 
@@ -254,7 +257,7 @@ def check_claim_spec(
     started = time.monotonic()
     notes = _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
     cut_short = deadline_seconds is not None and time.monotonic() - started >= deadline_seconds
-    if not cut_short and not any(n.message.startswith(SEARCH_UNDECIDED) for n in notes):
+    if not cut_short and not any(n.fail_open for n in notes):
         inventory.cache.put(key, tuple(notes), weight=1 + len(text) // 256)
     return notes
 
@@ -319,7 +322,8 @@ def _check(
         return out
     if any(o.kind == "deadline" for _, o, _ in results):
         detail = next((o.detail for _, o, _ in results if o.kind == "deadline" and o.detail), "the search deadline passed")
-        out.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{SEARCH_UNDECIDED}: {detail}", None, Severity.WARNING))
+        out.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{SEARCH_UNDECIDED}: {detail}", None, Severity.WARNING,
+                        fail_open=SEARCH_DEADLINE))
         return out
     if errors:
         out.append(

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.inventory import InventorySource
-from app.k8s import CHECKED_KINDS, JsonError, Reason, Severity, describe, loads_json
+from app.k8s import CHECKED_KINDS, JsonError, Severity, describe, loads_json
 from app.report import allow, mutation_response, validation_response
 from app.review import ObjectReview, ReviewOptions, review_admission
-from app.satisfy import SEARCH_UNDECIDED
+from app.satisfy import SEARCH_DEADLINE
 
 __all__ = [
     "ADMISSION_API_VERSIONS",
@@ -166,8 +166,7 @@ def needs_review(call: AdmissionCall, route: Route) -> Outcome | None:
 
 def _search_gave_up(review: ObjectReview) -> bool:
     """The satisfiability search ran out of its time budget (the claim is let through unproven)."""
-    return any(f.reason == Reason.SATISFIABILITY_UNKNOWN and SEARCH_UNDECIDED in f.message
-               for f in review.findings)
+    return any(f.extra.get("fail_open") == SEARCH_DEADLINE for f in review.findings)
 
 
 def _first_reason(review: ObjectReview, severities: tuple[Severity, ...]) -> str:
