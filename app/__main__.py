@@ -1,5 +1,5 @@
-"""``python -m app`` is the same as the ``draguard`` console script."""
+"""``python -m draguard`` is the same as the ``draguard`` console script."""
 
-from app.cli import entry
+from .cli import entry
 
 entry()

@@ -55,10 +55,10 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_lint(args: argparse.Namespace) -> int:
-    from app.inventory import InputError, load_paths, open_inventory
-    from app.k8s import CHECKED_KINDS, INVENTORY_KINDS, FeatureGateError, parse_target
-    from app.report import count_at_least, render
-    from app.review import ReviewOptions, review_documents
+    from .inventory import InputError, load_paths, open_inventory
+    from .k8s import CHECKED_KINDS, INVENTORY_KINDS, FeatureGateError, parse_target
+    from .report import count_at_least, render
+    from .review import ReviewOptions, review_documents
 
     if "-" in args.paths and "-" in args.inventory:
         print("draguard: standard input (-) can be read once: give it to PATH or to --inventory",
@@ -112,11 +112,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the admission webhook and lint endpoint over HTTPS")
     certs = sub.add_parser("certs", help="generate a CA and serving certificate; inject caBundle")
     if command == "serve":
-        from app.server import add_serve_arguments
+        from .server import add_serve_arguments
 
         add_serve_arguments(serve)
     if command == "certs":
-        from app.certs import add_certs_arguments
+        from .certs import add_certs_arguments
 
         add_certs_arguments(certs)
     return parser
@@ -128,16 +128,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "lint":
-            from app.k8s import bulk_allocation
+            from .k8s import bulk_allocation
 
             with bulk_allocation():  # a batch that builds big trees of survivors, then exits
                 return _run_lint(args)
         if args.command == "serve":
-            from app.server import run_serve
+            from .server import run_serve
 
             return run_serve(args)
         if args.command == "certs":
-            from app.certs import run_certs
+            from .certs import run_certs
 
             return run_certs(args)
     except KeyboardInterrupt:

@@ -20,13 +20,14 @@ import sys
 import time
 from pathlib import Path
 
-from app.cel import CompiledSelector, make_device
-from app.cel.device import CelDevice
-from app.cel.engines import Engine
-from app.cel.selector import _compile
+from draguard.cel import CompiledSelector, make_device
+from draguard.cel.device import CelDevice
+from draguard.cel.engines import Engine
+from draguard.cel.selector import _compile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test oracle, for comparison
-from app.k8s.quantity import parse_quantity
+from draguard.k8s.quantity import parse_quantity
+
 from tests.cel.oracle import ENGINES
 
 SELECTORS = {

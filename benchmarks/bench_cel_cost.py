@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.cel import CompiledSelector, compile_selector  # noqa: E402
-from app.cel.selector import CELPY_COST_UNITS_PER_SECOND  # noqa: E402
-from app.inventory import build_inventory  # noqa: E402
+from draguard.cel import CompiledSelector, compile_selector  # noqa: E402
+from draguard.cel.selector import CELPY_COST_UNITS_PER_SECOND  # noqa: E402
+from draguard.inventory import build_inventory  # noqa: E402
 
 SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
          "spec": {"driver": "d", "nodeName": "n", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},

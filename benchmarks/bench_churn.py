@@ -37,9 +37,8 @@ def main() -> int:
     parser.add_argument("--updates", type=int, default=200)
     args = parser.parse_args()
 
+    from draguard.inventory.build import InventoryBuilder
     from workload import make_inventory
-
-    from app.inventory.build import InventoryBuilder
 
     objects = make_inventory(args.devices)
     for i, obj in enumerate(objects):

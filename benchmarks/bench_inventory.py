@@ -34,13 +34,12 @@ def measure(size: int, repeat: int, tmp: Path) -> dict[str, float]:
     import copy
     import resource
 
+    from draguard.inventory import load_paths
+    from draguard.inventory.build import InventoryBuilder
+    from draguard.k8s.field import Path as FieldPath
+    from draguard.k8s.models import ResourceClaimSpec
+    from draguard.satisfy import check_claim_spec
     from workload import CLAIMS, distinct_claims, make_inventory, write_inventory
-
-    from app.inventory import load_paths
-    from app.inventory.build import InventoryBuilder
-    from app.k8s.field import Path as FieldPath
-    from app.k8s.models import ResourceClaimSpec
-    from app.satisfy import check_claim_spec
 
     objects = make_inventory(size)
     path = tmp / f"inventory-{size}"

@@ -18,11 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.cel.selector import clear_caches  # noqa: E402
-from app.inventory import build_inventory, load_paths  # noqa: E402
-from app.k8s.decode import INVENTORY_KINDS  # noqa: E402
-from app.report.render import render  # noqa: E402
-from app.review.pipeline import review_documents  # noqa: E402
+from draguard.cel.selector import clear_caches  # noqa: E402
+from draguard.inventory import build_inventory, load_paths  # noqa: E402
+from draguard.k8s.decode import INVENTORY_KINDS  # noqa: E402
+from draguard.report.render import render  # noqa: E402
+from draguard.review.pipeline import review_documents  # noqa: E402
 
 SAMPLE = ROOT.parent / "shared" / "conformance"
 RUNS = 7

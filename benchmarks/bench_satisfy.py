@@ -16,10 +16,10 @@ from typing import Any
 
 sys.path.insert(0, str(FsPath(__file__).resolve().parents[1]))
 
-from app.inventory import Inventory, build_inventory
-from app.k8s.field import Path
-from app.k8s.models import ResourceClaimSpec
-from app.satisfy import check_claim_spec
+from draguard.inventory import Inventory, build_inventory
+from draguard.k8s.field import Path
+from draguard.k8s.models import ResourceClaimSpec
+from draguard.satisfy import check_claim_spec
 
 NODES = 1000
 GPUS = 8

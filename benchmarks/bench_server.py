@@ -28,12 +28,12 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.certs import generate_bundle, write_bundle  # noqa: E402
-from app.inventory import NoInventory, StaticInventory  # noqa: E402
-from app.server.app import create_app  # noqa: E402
-from app.server.runner import BackgroundServer  # noqa: E402
-from app.server.state import ServerState  # noqa: E402
-from app.server.tls import CertReloader  # noqa: E402
+from draguard.certs import generate_bundle, write_bundle  # noqa: E402
+from draguard.inventory import NoInventory, StaticInventory  # noqa: E402
+from draguard.server.app import create_app  # noqa: E402
+from draguard.server.runner import BackgroundServer  # noqa: E402
+from draguard.server.state import ServerState  # noqa: E402
+from draguard.server.tls import CertReloader  # noqa: E402
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 DEFAULT_INVENTORY = ROOT / "tests" / "server" / "data" / "inventory.yaml"

@@ -38,9 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from draguard.certs import generate_bundle, write_bundle  # noqa: E402
 from workload import CLAIMS, distinct_claims, make_inventory, write_inventory  # noqa: E402
-
-from app.certs import generate_bundle, write_bundle  # noqa: E402
 
 
 def review_body(obj: dict[str, Any]) -> bytes:

@@ -30,9 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from draguard.certs import generate_bundle, write_bundle  # noqa: E402
 from results import write_section  # noqa: E402
-
-from app.certs import generate_bundle, write_bundle  # noqa: E402
 
 START, END = "<!-- probes:start -->", "<!-- probes:end -->"
 JSON = {"Content-Type": "application/json"}

@@ -40,10 +40,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from draguard.certs import generate_bundle, write_bundle  # noqa: E402
 from fakeapi import FakeCluster, serve_fake_api  # noqa: E402
 from results import write_section  # noqa: E402
-
-from app.certs import generate_bundle, write_bundle  # noqa: E402
 
 START, END = "<!-- soak:start -->", "<!-- soak:end -->"
 RESOURCE = {"DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "Node": "nodes"}

@@ -11,6 +11,9 @@ Rules (README "Architecture"), checked on the source text of every module under 
 4. **Surfaces.** Every package's ``__init__.py`` declares ``__all__``.  Another package may
    import only names from ``app.<pkg>`` itself (never ``app.<pkg>.<module>``), and only names
    in its ``__all__``.
+5. **Relative inside.** The package is installed as ``draguard`` from the folder ``app/``, so a
+   module never imports the package by an absolute name (``app.x`` or ``draguard.x``): only
+   relative imports work under both names.
 
 Every import form counts: ``import app.x.y``, ``from app.x.y import z``, ``from app import x``
 and relative imports (``from . import x``, ``from ..server import app``).  The checker is a
@@ -57,6 +60,7 @@ class Import:
     names: tuple[str, ...]
     line: int
     runtime: bool  # executed when the importer is imported (module level, not TYPE_CHECKING)
+    absolute: bool = False  # written ``app.x`` / ``draguard.x`` instead of relative
 
 
 @functools.cache
@@ -103,15 +107,21 @@ def imports_of(path: Path, root: Path) -> list[Import]:
     out: list[Import] = []
     for node, runtime in _import_nodes(_parse(path.read_text())):
         if isinstance(node, ast.Import):
-            out.extend(Import(importer, a.name, (), node.lineno, runtime) for a in node.names)
+            out.extend(Import(importer, _own(a.name), (), node.lineno, runtime, True) for a in node.names)
             continue
         if node.level:
             base = package.split(".")[: len(package.split(".")) - node.level + 1]
             module = ".".join(base + ([node.module] if node.module else []))
         else:
-            module = node.module or ""
-        out.append(Import(importer, module, tuple(a.name for a in node.names), node.lineno, runtime))
+            module = _own(node.module or "")
+        names = tuple(a.name for a in node.names)
+        out.append(Import(importer, module, names, node.lineno, runtime, not node.level))
     return [i for i in out if i.module == "app" or i.module.startswith("app.")]
+
+
+def _own(module: str) -> str:
+    """``draguard.x`` is ``app.x`` under its installed name."""
+    return "app" + module[len("draguard"):] if module == "draguard" or module.startswith("draguard.") else module
 
 
 def unit_of(module: str) -> str:
@@ -193,6 +203,8 @@ def check_layers(root: Path) -> list[str]:
         for imp in imports_of(path, root):
             own = unit_of(imp.importer)
             where = f"{imp.importer}:{imp.line}"
+            if imp.absolute:
+                violations.append(f"{where}: imports {imp.module} by an absolute name (use a relative import)")
             for module, name in _targets(imp, root, surfaces):
                 if imp.runtime:
                     graph.setdefault(imp.importer, set()).add(module)
@@ -248,6 +260,9 @@ BAD_IMPORTS = [
     ("k8s/golang.py", "from app.k8s.quantity import Quantity", "import cycle"),
     ("k8s/field.py", "from app.k8s import Path", "import cycle"),
     ("k8s/field.py", "from . import Quantity", "import cycle"),
+    ("satisfy/check.py", "from app.inventory import Inventory", "by an absolute name"),
+    ("satisfy/check.py", "from draguard.inventory import Inventory", "by an absolute name"),
+    ("satisfy/check.py", "import draguard.k8s", "by an absolute name"),
 ]
 
 
@@ -262,8 +277,8 @@ def test_a_deliberately_bad_import_fails_the_check(tmp_path: Path, target: str, 
 
 def test_an_import_inside_a_function_or_type_checking_block_is_not_a_cycle(tmp_path: Path) -> None:
     root = _copy(tmp_path)
-    _append(root / "k8s" / "field.py", "def _later() -> None:\n    from app.k8s import finding  # noqa: F401")
-    _append(root / "k8s" / "tree.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app.k8s import decode")
+    _append(root / "k8s" / "field.py", "def _later() -> None:\n    from . import finding  # noqa: F401")
+    _append(root / "k8s" / "tree.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import decode")
     assert check_layers(root) == []
 
 

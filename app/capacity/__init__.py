@@ -4,9 +4,9 @@ Public surface: :func:`evaluate` (one request vs one device), :func:`fits_on_top
 already placed on a shared device), :func:`resolve_capacity_name`, and the policy arithmetic.
 """
 
-from app.capacity.fit import CapacityFit, CapacityMiss, evaluate, fits_on_top
-from app.capacity.names import resolve_capacity_name
-from app.capacity.policy import consumed_amount, policy_violation, round_up_range, round_up_valid_values
+from .fit import CapacityFit, CapacityMiss, evaluate, fits_on_top
+from .names import resolve_capacity_name
+from .policy import consumed_amount, policy_violation, round_up_range, round_up_valid_values
 
 __all__ = [
     "CapacityFit",

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from app.capacity.names import resolve_capacity_name
-from app.capacity.policy import consumed_amount, policy_violation
-from app.k8s import DeviceCapacity, Quantity
+from ..k8s import DeviceCapacity, Quantity
+from .names import resolve_capacity_name
+from .policy import consumed_amount, policy_violation
 
 __all__ = ["CapacityFit", "CapacityMiss", "evaluate", "fits_on_top"]
 

@@ -9,7 +9,7 @@ refuses (or worse, the reverse).  Everything else compares exact :class:`Quantit
 
 from __future__ import annotations
 
-from app.k8s import (
+from ..k8s import (
     CapacityRequestPolicy,
     CapacityRequestPolicyRange,
     DeviceCapacity,

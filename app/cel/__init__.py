@@ -13,8 +13,8 @@ Public interface (other draguard modules code against exactly this):
 See :mod:`app.cel.selector` for the caching and thread-safety model.
 """
 
-from app.cel.device import CelDevice, device_error, make_device
-from app.cel.errors import CelRuntimeError, CompileFailure
-from app.cel.selector import CompiledSelector, compile_selector
+from .device import CelDevice, device_error, make_device
+from .errors import CelRuntimeError, CompileFailure
+from .selector import CompiledSelector, compile_selector
 
 __all__ = ["CelDevice", "CelRuntimeError", "CompileFailure", "CompiledSelector", "compile_selector", "device_error", "make_device"]

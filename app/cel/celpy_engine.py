@@ -77,13 +77,13 @@ import lark
 from celpy import celtypes
 from celpy.evaluation import Activation, CELEvalError, Evaluator, Result
 
-from app.cel.cost import COST_LIMIT
-from app.cel.device import CelDevice
-from app.cel.errors import EvalError
-from app.cel.library import FUNCTIONS
-from app.cel.parser import read_literal
-from app.cel.values import DefaultMap, TypeValue, UInt, go_type_name, no_overload, type_name
-from app.k8s import check_budget
+from ..k8s import check_budget
+from .cost import COST_LIMIT
+from .device import CelDevice
+from .errors import EvalError
+from .library import FUNCTIONS
+from .parser import read_literal
+from .values import DefaultMap, TypeValue, UInt, go_type_name, no_overload, type_name
 
 __all__ = [
     "MAX_CELPY_DEPTH", "CelpyProgram", "device_value", "prepare", "run", "to_cel", "to_py", "unsupported_reason",

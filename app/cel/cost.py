@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import math
 
-from app.cel import ast as A
-from app.cel import types as T
-from app.cel.typecheck import Checked
-from app.k8s import UINT64_MAX
+from ..k8s import UINT64_MAX
+from . import ast as A
+from . import types as T
+from .typecheck import Checked
 
 __all__ = ["COST_LIMIT", "INF", "estimate_cost"]
 

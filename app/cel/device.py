@@ -14,9 +14,9 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from app.cel.semver import SemverError, parse_semver
-from app.cel.values import DefaultMap
-from app.k8s import Quantity
+from ..k8s import Quantity
+from .semver import SemverError, parse_semver
+from .values import DefaultMap
 
 __all__ = ["CelDevice", "device_error", "make_device", "split_name"]
 

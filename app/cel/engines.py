@@ -25,10 +25,10 @@ from typing import Any, Protocol
 
 import lark
 
-from app.cel import ast as A
-from app.cel import celpy_engine
-from app.cel.device import CelDevice
-from app.cel.typecheck import Checked
+from . import ast as A
+from . import celpy_engine
+from .device import CelDevice
+from .typecheck import Checked
 
 __all__ = ["CelPythonEngine", "Engine", "ProgramSource", "UnsupportedExpression", "default_engine", "use_engine"]
 

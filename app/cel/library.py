@@ -21,17 +21,17 @@ from typing import Any
 
 import re2
 
-from app.cel import types as T
-from app.cel.errors import EvalError
-from app.cel.semver import Semver, SemverError, parse_semver
-from app.cel.values import (
+from ..k8s import INT64_MAX, Format, Quantity, QuantityError, fits_int64, fits_uint64, parse_quantity
+from . import types as T
+from .errors import EvalError
+from .semver import Semver, SemverError, parse_semver
+from .values import (
     TypeValue,
     UInt,
     cel_equal,
     no_overload,
     type_name,
 )
-from app.k8s import INT64_MAX, Format, Quantity, QuantityError, fits_int64, fits_uint64, parse_quantity
 
 __all__ = ["FUNCTIONS", "UNSUPPORTED", "Function", "Overload", "compile_regex"]
 

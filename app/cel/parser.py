@@ -28,10 +28,10 @@ import celpy
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from app.cel import ast as A
-from app.cel.errors import format_error
-from app.cel.values import UInt
-from app.k8s import fits_int64, fits_uint64
+from ..k8s import fits_int64, fits_uint64
+from . import ast as A
+from .errors import format_error
+from .values import UInt
 
 __all__ = ["ParseError", "parse", "parse_with_tree", "read_literal"]
 

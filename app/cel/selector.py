@@ -37,16 +37,16 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from app.cel import ast as A
-from app.cel import types as T
-from app.cel.cost import COST_LIMIT, estimate_cost
-from app.cel.device import CelDevice
-from app.cel.engines import Engine, ProgramSource, UnsupportedExpression, default_engine
-from app.cel.errors import CelRuntimeError, CompileFailure, EvalError, format_error
-from app.cel.parser import ParseError, parse_with_tree
-from app.cel.typecheck import check
-from app.cel.values import type_name
-from app.k8s import BudgetExceeded, current_budget
+from ..k8s import BudgetExceeded, current_budget
+from . import ast as A
+from . import types as T
+from .cost import COST_LIMIT, estimate_cost
+from .device import CelDevice
+from .engines import Engine, ProgramSource, UnsupportedExpression, default_engine
+from .errors import CelRuntimeError, CompileFailure, EvalError, format_error
+from .parser import ParseError, parse_with_tree
+from .typecheck import check
+from .values import type_name
 
 __all__ = ["MAX_EXPRESSION_LENGTH", "CompiledSelector", "clear_caches", "compile_selector"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import total_ordering
 
-from app.k8s import UINT64_MAX, go_quote
+from ..k8s import UINT64_MAX, go_quote
 
 __all__ = ["Semver", "SemverError", "parse_semver"]
 

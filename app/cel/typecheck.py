@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.cel import ast as A
-from app.cel import types as T
-from app.cel.library import FUNCTIONS, UNSUPPORTED, Overload
+from . import ast as A
+from . import types as T
+from .library import FUNCTIONS, UNSUPPORTED, Overload
 
 __all__ = ["DEVICE_FIELDS", "Checked", "check"]
 

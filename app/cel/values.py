@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.cel.errors import EvalError
-from app.cel.semver import Semver
-from app.k8s import Quantity
+from ..k8s import Quantity
+from .errors import EvalError
+from .semver import Semver
 
 __all__ = [
     "EMPTY_MAP", "DefaultMap", "TypeValue", "UInt", "cel_equal", "go_type_name", "no_overload", "type_name",

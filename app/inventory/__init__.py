@@ -7,20 +7,20 @@ Every source of one lives here too, behind :class:`InventorySource`: files, fold
 snapshot; nothing writes to it.
 """
 
-from app.inventory.build import POTENTIAL_ANNOTATION, build_inventory, is_potential
-from app.inventory.files import InputError, load_paths
-from app.inventory.kube import status_message
-from app.inventory.kubeconfig import (
+from .build import POTENTIAL_ANNOTATION, build_inventory, is_potential
+from .files import InputError, load_paths
+from .kube import status_message
+from .kubeconfig import (
     KubeConfig,
     KubeConfigError,
     load_in_cluster,
     load_kube_config,
     make_client,
 )
-from app.inventory.potential import WithPotential, load_potential
-from app.inventory.records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
-from app.inventory.snapshot import Inventory
-from app.inventory.sources import InventorySource, NoInventory, StaticInventory, open_inventory
+from .potential import WithPotential, load_potential
+from .records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from .snapshot import Inventory
+from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
 __all__ = [
     "POTENTIAL_ANNOTATION",

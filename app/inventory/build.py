@@ -17,12 +17,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from app.inventory.celdevice import cel_device_error
-from app.inventory.nodeselect import match_node_selector
-from app.inventory.profiles import ProfileIndex
-from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
-from app.inventory.snapshot import Inventory
-from app.k8s import (
+from ..k8s import (
     DEFAULT_TARGET,
     Device,
     DeviceCapacity,
@@ -35,6 +30,11 @@ from app.k8s import (
     Target,
     decode_object,
 )
+from .celdevice import cel_device_error
+from .nodeselect import match_node_selector
+from .profiles import ProfileIndex
+from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from .snapshot import Inventory
 
 __all__ = ["POTENTIAL_ANNOTATION", "InventoryBuilder", "build_inventory", "is_potential"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.cel import CelDevice, device_error, make_device
-from app.k8s import Quantity
+from ..cel import CelDevice, device_error, make_device
+from ..k8s import Quantity
 
 __all__ = ["build_cel_device", "cel_device_error"]
 

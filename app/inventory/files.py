@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from app.k8s import DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
+from ..k8s import DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
 
 __all__ = ["MANIFEST_SUFFIXES", "MAX_FILE_BYTES", "STDIN_NAME", "InputError", "iter_paths", "load_paths"]
 

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from app.inventory.build import InventoryBuilder
-from app.inventory.kubeconfig import KubeConfig, KubeError, make_client
+from .build import InventoryBuilder
+from .kubeconfig import KubeConfig, KubeError, make_client
 
 if TYPE_CHECKING:
-    from app.inventory import Inventory
-    from app.k8s import Finding
+    from ..k8s import Finding
+    from . import Inventory
 
 __all__ = [
     "RESOURCES",

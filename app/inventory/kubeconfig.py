@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import yaml
 
-from app.inventory.execplugin import ExecCredential, ExecPlugin, ExecPluginError, parse_exec
+from .execplugin import ExecCredential, ExecPlugin, ExecPluginError, parse_exec
 
 __all__ = [
     "SERVICE_ACCOUNT_DIR",

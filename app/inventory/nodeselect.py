@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.k8s import NodeSelector, NodeSelectorRequirement
+from ..k8s import NodeSelector, NodeSelectorRequirement
 
 __all__ = ["match_node_selector"]
 

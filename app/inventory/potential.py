@@ -17,12 +17,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from app.inventory.build import POTENTIAL_ANNOTATION, build_inventory
-from app.inventory.files import load_paths
-from app.inventory.packed import ChainedObjects
-from app.inventory.snapshot import Inventory
-from app.inventory.sources import InventorySource
-from app.k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
+from ..k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
+from .build import POTENTIAL_ANNOTATION, build_inventory
+from .files import load_paths
+from .packed import ChainedObjects
+from .snapshot import Inventory
+from .sources import InventorySource
 
 __all__ = ["WithPotential", "load_potential"]
 

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.inventory.records import DeviceRecord, NodeGroup
+from .records import DeviceRecord, NodeGroup
 
 __all__ = ["AttributeReads", "ProfileIndex", "Projection"]
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.inventory.celdevice import build_cel_device
-from app.k8s import DeviceCapacity, DeviceTaint, Quantity
+from ..k8s import DeviceCapacity, DeviceTaint, Quantity
+from .celdevice import build_cel_device
 
 __all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "PoolKey", "PoolRecord"]
 

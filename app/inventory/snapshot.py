@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.inventory.cache import BoundedCache
-from app.inventory.profiles import ProfileIndex
-from app.inventory.records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
-from app.k8s import DeviceClass
+from ..k8s import DeviceClass
+from .cache import BoundedCache
+from .profiles import ProfileIndex
+from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 
 __all__ = ["Inventory"]
 

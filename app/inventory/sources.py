@@ -24,14 +24,14 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from app.inventory.build import build_inventory
-from app.inventory.files import iter_paths
-from app.inventory.packed import PackedObjects
-from app.inventory.snapshot import Inventory
-from app.k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
+from ..k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
+from .build import build_inventory
+from .files import iter_paths
+from .packed import PackedObjects
+from .snapshot import Inventory
 
 if TYPE_CHECKING:
-    from app.inventory.kubeconfig import KubeConfig
+    from .kubeconfig import KubeConfig
 
 __all__ = ["InventorySource", "NoInventory", "StaticInventory", "open_inventory"]
 
@@ -167,7 +167,7 @@ def open_inventory(
     if paths and kube_config is not None:
         raise ValueError("use either inventory files or the API server, not both")
     if kube_config is not None:
-        from app.inventory.kube import KubeInventory  # httpx only when a cluster is asked for
+        from .kube import KubeInventory  # httpx only when a cluster is asked for
 
         return KubeInventory(kube_config)
     if paths:

@@ -13,9 +13,9 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
   version and feature gates, the served API versions and their conversion, gated-field dropping.
 """
 
-from app.k8s.budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget
-from app.k8s.collector import BULK_THRESHOLDS, bulk_allocation
-from app.k8s.decode import (
+from .budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget
+from .collector import BULK_THRESHOLDS, bulk_allocation
+from .decode import (
     CHECKED_KINDS,
     INVENTORY_KINDS,
     MAX_DOCUMENTS,
@@ -25,7 +25,7 @@ from app.k8s.decode import (
     decode_bytes,
     decode_text,
 )
-from app.k8s.features import (
+from .features import (
     DEFAULT_TARGET,
     DEFAULT_VERSION,
     DRA_GATES,
@@ -36,7 +36,7 @@ from app.k8s.features import (
     parse_target,
     parse_version,
 )
-from app.k8s.field import (
+from .field import (
     OMIT,
     ErrorType,
     FieldError,
@@ -52,9 +52,9 @@ from app.k8s.field import (
     too_long,
     too_many,
 )
-from app.k8s.finding import Finding, Note, ObjectRef, Reason, Severity
-from app.k8s.gated import DroppedField, drop_disabled_fields, has_disabled_fields
-from app.k8s.golang import (
+from .finding import Finding, Note, ObjectRef, Reason, Severity
+from .gated import DroppedField, drop_disabled_fields, has_disabled_fields
+from .golang import (
     INT64_MAX,
     INT64_MIN,
     UINT64_MAX,
@@ -69,8 +69,8 @@ from app.k8s.golang import (
     whole_units_off_step,
     wrap_int64,
 )
-from app.k8s.jsonparse import JsonError, loads_json
-from app.k8s.models import (
+from .jsonparse import JsonError, loads_json
+from .models import (
     DRA_API_VERSIONS,
     KIND_MODELS,
     AllocatedDeviceStatus,
@@ -118,10 +118,10 @@ from app.k8s.models import (
     ResourceSlice,
     ResourceSliceSpec,
 )
-from app.k8s.quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
-from app.k8s.structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
-from app.k8s.tree import compact_json, deep_copy, depth, describe, equal, json_length
-from app.k8s.versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
+from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
+from .structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
+from .tree import compact_json, deep_copy, depth, describe, equal, json_length
+from .versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
 
 __all__ = [
     "BULK_THRESHOLDS",

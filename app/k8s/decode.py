@@ -21,9 +21,9 @@ from typing import Any
 
 import yaml
 
-from app.k8s.fastyaml import DOCUMENT_START, LEADING_TRIVIA, fast_yaml_documents
-from app.k8s.finding import Finding, Reason, Severity
-from app.k8s.jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
+from .fastyaml import DOCUMENT_START, LEADING_TRIVIA, fast_yaml_documents
+from .finding import Finding, Reason, Severity
+from .jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
 
 __all__ = [
     "CHECKED_KINDS",

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from app.k8s.golang import go_quote
-from app.k8s.tree import compact_json
+from .golang import go_quote
+from .tree import compact_json
 
 __all__ = ["ErrorType", "FieldError", "Path", "render_value"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
-from app.k8s.field import Path
+from .field import Path
 
 __all__ = ["Finding", "Note", "ObjectRef", "Reason", "Severity"]
 

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from app.k8s.features import Target
-from app.k8s.field import Path
+from .features import Target
+from .field import Path
 
 __all__ = ["DroppedField", "GatedGroup", "drop_disabled_fields", "gated_groups", "has_disabled_fields"]
 

@@ -20,7 +20,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the Quantity type only annotates; quantity.py itself imports from here
-    from app.k8s.quantity import Quantity
+    from .quantity import Quantity
 
 __all__ = [
     "INT64_MAX",

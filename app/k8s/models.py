@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
-from app.k8s.quantity import Quantity, QuantityError, parse_quantity
+from .quantity import Quantity, QuantityError, parse_quantity
 
 __all__ = [
     "DRA_API_VERSIONS",

@@ -19,7 +19,7 @@ import enum
 import re
 from functools import total_ordering
 
-from app.k8s.golang import INT64_MAX
+from .golang import INT64_MAX
 
 __all__ = ["Format", "Quantity", "QuantityError", "parse_quantity"]
 

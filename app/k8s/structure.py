@@ -23,10 +23,10 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from app.k8s.features import DEFAULT_TARGET, Target
-from app.k8s.field import ErrorType, FieldError, Path
-from app.k8s.gated import DroppedField, drop_disabled_fields, has_disabled_fields
-from app.k8s.models import (
+from .features import DEFAULT_TARGET, Target
+from .field import ErrorType, FieldError, Path
+from .gated import DroppedField, drop_disabled_fields, has_disabled_fields
+from .models import (
     KIND_MODELS,
     DeviceClass,
     DRAObject,
@@ -34,9 +34,9 @@ from app.k8s.models import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
-from app.k8s.tree import deep_copy
-from app.k8s.v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1ResourceSlice
-from app.k8s.versions import (
+from .tree import deep_copy
+from .v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1ResourceSlice
+from .versions import (
     SERVED_VERSIONS,
     V1BETA1,
     deprecation_warning,

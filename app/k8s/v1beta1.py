@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from app.k8s.models import (
+from .models import (
     CapacityRequirements,
     CounterSet,
     DeviceAttribute,

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.k8s.field import Path
-from app.k8s.tree import deep_copy
+from .field import Path
+from .tree import deep_copy
 
 __all__ = [
     "API_GROUP",

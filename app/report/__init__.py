@@ -2,7 +2,7 @@
 AdmissionReview response (:mod:`.admission`).  Formatting only: no decision is made here.
 """
 
-from app.report.admission import allow, mutation_response, validation_response
-from app.report.render import FORMATS, Format, count_at_least, render
+from .admission import allow, mutation_response, validation_response
+from .render import FORMATS, Format, count_at_least, render
 
 __all__ = ["FORMATS", "Format", "allow", "count_at_least", "mutation_response", "render", "validation_response"]

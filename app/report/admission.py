@@ -19,8 +19,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from app.k8s import Finding, Reason, Severity, aggregate_texts
-from app.review import ObjectReview
+from ..k8s import Finding, Reason, Severity, aggregate_texts
+from ..review import ObjectReview
 
 __all__ = [
     "MAX_CAUSES",

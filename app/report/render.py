@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from app.k8s import Finding, Severity
-from app.report.rules import rule_for
-from app.review import Review
+from ..k8s import Finding, Severity
+from ..review import Review
+from .rules import rule_for
 
 __all__ = ["FORMATS", "Format", "render", "severity_at_least"]
 

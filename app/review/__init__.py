@@ -7,7 +7,7 @@ proof of (un)satisfiability and the defaults to fill :mod:`app.satisfy`'s; this 
 orders them and turns their answers into findings and patches.
 """
 
-from app.review.pipeline import (
+from .pipeline import (
     DEFAULT_DENY,
     DenyPolicyError,
     ObjectReview,

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.inventory import Inventory
-from app.k8s import ResourceClaimSpec
-from app.satisfy import DefaultFill, policy_defaults
+from ..inventory import Inventory
+from ..k8s import ResourceClaimSpec
+from ..satisfy import DefaultFill, policy_defaults
 
 __all__ = ["default_fill_patch", "escape_pointer"]
 

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.inventory import Inventory, build_inventory
-from app.k8s import (
+from ..inventory import Inventory, build_inventory
+from ..k8s import (
     CHECKED_KINDS,
     DEFAULT_TARGET,
     V1,
@@ -46,9 +46,9 @@ from app.k8s import (
     source_path,
     to_internal_shape,
 )
-from app.review.mutate import default_fill_patch
-from app.satisfy import check_claim_spec
-from app.validation import ValidationContext, ValidationResult, validate, validate_update
+from ..satisfy import check_claim_spec
+from ..validation import ValidationContext, ValidationResult, validate, validate_update
+from .mutate import default_fill_patch
 
 __all__ = [
     "DEFAULT_DENY",

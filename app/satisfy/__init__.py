@@ -6,7 +6,7 @@ devices and node groups; :mod:`app.capacity` the per-device capacity arithmetic;
 come from :mod:`app.cel`.
 """
 
-from app.satisfy.check import SEARCH_DEADLINE, check_claim_spec
-from app.satisfy.defaults import DefaultFill, policy_defaults
+from .check import SEARCH_DEADLINE, check_claim_spec
+from .defaults import DefaultFill, policy_defaults
 
 __all__ = ["SEARCH_DEADLINE", "DefaultFill", "check_claim_spec", "policy_defaults"]

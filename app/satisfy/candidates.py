@@ -11,11 +11,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from app.capacity import CapacityFit, evaluate
-from app.inventory import DeviceRecord, Inventory
-from app.k8s import DeviceTaint, DeviceToleration
-from app.satisfy.plan import Alternative
-from app.satisfy.selectors import SelectorError, SelectorSet, compile_selectors
+from ..capacity import CapacityFit, evaluate
+from ..inventory import DeviceRecord, Inventory
+from ..k8s import DeviceTaint, DeviceToleration
+from .plan import Alternative
+from .selectors import SelectorError, SelectorSet, compile_selectors
 
 __all__ = ["Candidates", "Entry", "Status", "blocking_taint", "candidates_for", "content_key"]
 

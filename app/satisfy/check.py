@@ -16,15 +16,15 @@ import itertools
 import time
 from collections.abc import Sequence
 
-from app.inventory import DeviceRecord, Inventory, NodeGroup
-from app.k8s import Note, Path, Reason, ResourceClaimSpec, Severity
-from app.satisfy.candidates import Candidates, Status, candidates_for, content_key
-from app.satisfy.constraints import build_constraints, lookup_attribute
-from app.satisfy.doubts import find_doubts
-from app.satisfy.explain import explain_alternative, explain_combination
-from app.satisfy.notes import capacity_notes
-from app.satisfy.plan import Alternative, RequestPlan, plan_claim
-from app.satisfy.search import Outcome, search_group
+from ..inventory import DeviceRecord, Inventory, NodeGroup
+from ..k8s import Note, Path, Reason, ResourceClaimSpec, Severity
+from .candidates import Candidates, Status, candidates_for, content_key
+from .constraints import build_constraints, lookup_attribute
+from .doubts import find_doubts
+from .explain import explain_alternative, explain_combination
+from .notes import capacity_notes
+from .plan import Alternative, RequestPlan, plan_claim
+from .search import Outcome, search_group
 
 __all__ = ["SEARCH_DEADLINE", "SEARCH_UNDECIDED", "check_claim_spec"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.inventory import AttrValue, DeviceRecord
-from app.k8s import DeviceConstraint
+from ..inventory import AttrValue, DeviceRecord
+from ..k8s import DeviceConstraint
 
 __all__ = ["ConstraintState", "DistinctState", "MatchState", "build_constraints", "lookup_attribute"]
 

@@ -17,10 +17,10 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.inventory import Inventory
-from app.k8s import Path, Quantity, ResourceClaimSpec
-from app.satisfy.candidates import Entry, Status, candidates_for
-from app.satisfy.plan import Alternative, plan_claim
+from ..inventory import Inventory
+from ..k8s import Path, Quantity, ResourceClaimSpec
+from .candidates import Entry, Status, candidates_for
+from .plan import Alternative, plan_claim
 
 __all__ = ["DefaultFill", "policy_defaults"]
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from app.inventory import Inventory, PoolRecord
-from app.satisfy.candidates import Candidates, Status, candidates_for
-from app.satisfy.plan import Alternative, RequestPlan
+from ..inventory import Inventory, PoolRecord
+from .candidates import Candidates, Status, candidates_for
+from .plan import Alternative, RequestPlan
 
 __all__ = ["find_doubts"]
 

@@ -11,12 +11,12 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from app.capacity import CapacityMiss
-from app.inventory import DeviceRecord, Inventory, NodeGroup
-from app.satisfy.candidates import Candidates, Entry, Status
-from app.satisfy.constraints import lookup_attribute
-from app.satisfy.plan import Alternative, RequestPlan
-from app.satisfy.search import Outcome
+from ..capacity import CapacityMiss
+from ..inventory import DeviceRecord, Inventory, NodeGroup
+from .candidates import Candidates, Entry, Status
+from .constraints import lookup_attribute
+from .plan import Alternative, RequestPlan
+from .search import Outcome
 
 __all__ = ["explain_alternative", "explain_combination", "group_ok_counts"]
 

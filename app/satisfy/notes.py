@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.k8s import Note, Quantity, Reason, Severity
-from app.satisfy.candidates import Candidates, Entry, Status
-from app.satisfy.plan import RequestPlan
+from ..k8s import Note, Quantity, Reason, Severity
+from .candidates import Candidates, Entry, Status
+from .plan import RequestPlan
 
 __all__ = ["capacity_notes"]
 

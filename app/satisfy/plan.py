@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.k8s import DeviceSelector, DeviceToleration, ExactDeviceRequest, Path, Quantity, ResourceClaimSpec
+from ..k8s import DeviceSelector, DeviceToleration, ExactDeviceRequest, Path, Quantity, ResourceClaimSpec
 
 __all__ = ["Alternative", "RequestPlan", "plan_claim"]
 

@@ -20,12 +20,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.capacity import fits_on_top
-from app.inventory import DeviceRecord, Inventory, PoolKey
-from app.k8s import Format, Quantity, check_budget
-from app.satisfy.candidates import Candidates, Entry, Status
-from app.satisfy.constraints import ConstraintState
-from app.satisfy.plan import Alternative, RequestPlan
+from ..capacity import fits_on_top
+from ..inventory import DeviceRecord, Inventory, PoolKey
+from ..k8s import Format, Quantity, check_budget
+from .candidates import Candidates, Entry, Status
+from .constraints import ConstraintState
+from .plan import Alternative, RequestPlan
 
 __all__ = ["MAX_DEVICES", "Outcome", "SearchAbort", "search_group"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector
-from app.inventory import DeviceRecord
+from ..cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector
+from ..inventory import DeviceRecord
 
 __all__ = ["SelectorError", "SelectorSet", "compile_selectors"]
 

@@ -2,6 +2,6 @@
 metrics, TLS with certificate reload.  An adapter at the top: the CLI is its only importer.
 """
 
-from app.server.cli_serve import add_serve_arguments, run_serve
+from .cli_serve import add_serve_arguments, run_serve
 
 __all__ = ["add_serve_arguments", "run_serve"]

@@ -25,13 +25,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
-from app.k8s import BudgetExceeded, budget_scope
-from app.server.lint import lint_bytes, options_for_query, parse_format
-from app.server.logs import log_review
-from app.server.metrics import Metrics
-from app.server.safe_render import SafeJSONResponse, encode_body
-from app.server.state import ServerState
-from app.server.webhook import (
+from ..k8s import BudgetExceeded, budget_scope
+from .lint import lint_bytes, options_for_query, parse_format
+from .logs import log_review
+from .metrics import Metrics
+from .safe_render import SafeJSONResponse, encode_body
+from .state import ServerState
+from .webhook import (
     AdmissionCall,
     BadReview,
     Outcome,

@@ -21,8 +21,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from app.certs import generate_bundle, write_bundle
-from app.inventory import (
+from ..certs import generate_bundle, write_bundle
+from ..inventory import (
     InputError,
     InventorySource,
     KubeConfig,
@@ -32,16 +32,16 @@ from app.inventory import (
     load_kube_config,
     open_inventory,
 )
-from app.k8s import FeatureGateError, Target, bulk_allocation, parse_target
-from app.review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
-from app.server.app import create_app
-from app.server.drain import DrainingServer
-from app.server.health import health_only
-from app.server.logs import configure_logging
-from app.server.runner import BackgroundServer, make_server
-from app.server.selfcerts import SelfCertError, SelfManagedCerts, SelfManagedSettings, pod_namespace
-from app.server.state import ServerState
-from app.server.tls import CertReloader
+from ..k8s import FeatureGateError, Target, bulk_allocation, parse_target
+from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
+from .app import create_app
+from .drain import DrainingServer
+from .health import health_only
+from .logs import configure_logging
+from .runner import BackgroundServer, make_server
+from .selfcerts import SelfCertError, SelfManagedCerts, SelfManagedSettings, pod_namespace
+from .state import ServerState
+from .tls import CertReloader
 
 __all__ = ["add_serve_arguments", "build_state", "run_serve"]
 

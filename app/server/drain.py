@@ -18,7 +18,7 @@ from types import FrameType
 
 import uvicorn
 
-from app.server.state import ServerState
+from .state import ServerState
 
 __all__ = ["DrainingServer"]
 

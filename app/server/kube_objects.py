@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from app.inventory import status_message
+from ..inventory import status_message
 
 __all__ = ["Conflict", "ObjectApiError", "ObjectClient", "object_path"]
 

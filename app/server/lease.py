@@ -16,7 +16,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from app.server.kube_objects import Conflict, ObjectClient
+from .kube_objects import Conflict, ObjectClient
 
 __all__ = ["LeaseLock", "micro_time", "parse_micro_time"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from app.inventory import InventorySource
-from app.k8s import FeatureGateError, decode_bytes, describe, parse_target
-from app.report import FORMATS, Format, render
-from app.review import ReviewOptions, review_documents
+from ..inventory import InventorySource
+from ..k8s import FeatureGateError, decode_bytes, describe, parse_target
+from ..report import FORMATS, Format, render
+from ..review import ReviewOptions, review_documents
 
 __all__ = ["BODY_NAME", "LintResult", "lint_bytes", "options_for_query", "parse_format"]
 

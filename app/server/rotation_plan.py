@@ -31,7 +31,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 
-from app.certs import generate_ca, generate_leaf
+from ..certs import generate_ca, generate_leaf
 
 __all__ = [
     "BUNDLE_KEY",

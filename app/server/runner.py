@@ -18,7 +18,7 @@ from typing import Any
 
 import uvicorn
 
-from app.server.limits import ConnectionGuard, guarded_protocol
+from .limits import ConnectionGuard, guarded_protocol
 
 __all__ = ["BackgroundServer", "bind_socket", "make_server"]
 

@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.certs import service_dns_names, write_atomic
-from app.inventory import KubeConfig, make_client
-from app.server.kube_objects import Conflict, ObjectApiError, ObjectClient
-from app.server.lease import LeaseLock
-from app.server.rotation_plan import BUNDLE_KEY, RotationPolicy, parse_certificates, plan_rotation
-from app.server.tls import CertReloader
+from ..certs import service_dns_names, write_atomic
+from ..inventory import KubeConfig, make_client
+from .kube_objects import Conflict, ObjectApiError, ObjectClient
+from .lease import LeaseLock
+from .rotation_plan import BUNDLE_KEY, RotationPolicy, parse_certificates, plan_rotation
+from .tls import CertReloader
 
 __all__ = ["SelfCertError", "SelfManagedCerts", "SelfManagedSettings", "pod_identity", "pod_namespace"]
 

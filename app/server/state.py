@@ -11,10 +11,10 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.inventory import InventorySource, NoInventory
-from app.review import ReviewOptions
-from app.server.limits import ConnectionGuard
-from app.server.tls import CertReloader
+from ..inventory import InventorySource, NoInventory
+from ..review import ReviewOptions
+from .limits import ConnectionGuard
+from .tls import CertReloader
 
 __all__ = ["MAX_BODY_BYTES", "ServerState"]
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.certs import describe_certificate
+from ..certs import describe_certificate
 
 __all__ = ["EXPIRY_WARNING_DAYS", "CertReloader"]
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.inventory import InventorySource
-from app.k8s import CHECKED_KINDS, JsonError, Severity, describe, loads_json
-from app.report import allow, mutation_response, validation_response
-from app.review import ObjectReview, ReviewOptions, review_admission
-from app.satisfy import SEARCH_DEADLINE
+from ..inventory import InventorySource
+from ..k8s import CHECKED_KINDS, JsonError, Severity, describe, loads_json
+from ..report import allow, mutation_response, validation_response
+from ..review import ObjectReview, ReviewOptions, review_admission
+from ..satisfy import SEARCH_DEADLINE
 
 __all__ = [
     "ADMISSION_API_VERSIONS",

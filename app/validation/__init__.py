@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.k8s import (
+from ..k8s import (
     DEFAULT_TARGET,
     DeviceClass,
     FieldError,
@@ -29,9 +29,9 @@ from app.k8s import (
     Target,
     forbidden,
 )
-from app.validation.deviceclass import validate_device_class, validate_device_class_update
-from app.validation.lints import lint_claim_spec, lint_resource_slice_spec
-from app.validation.resourceclaim import (
+from .deviceclass import validate_device_class, validate_device_class_update
+from .lints import lint_claim_spec, lint_resource_slice_spec
+from .resourceclaim import (
     ADMIN_ACCESS_LABEL,
     admin_access_paths,
     validate_resource_claim,
@@ -39,9 +39,9 @@ from app.validation.resourceclaim import (
     validate_resource_claim_template_update,
     validate_resource_claim_update,
 )
-from app.validation.resourceslice import validate_resource_slice, validate_resource_slice_update
-from app.validation.selectors import unchecked_selector_notes
-from app.validation.target import target_scope
+from .resourceslice import validate_resource_slice, validate_resource_slice_update
+from .selectors import unchecked_selector_notes
+from .target import target_scope
 
 __all__ = [
     "ADMIN_ACCESS_UNVERIFIED",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.k8s import (
+from ..k8s import (
     OMIT,
     FieldError,
     OpaqueDeviceConfiguration,
@@ -20,7 +20,7 @@ from app.k8s import (
     required,
     too_long,
 )
-from app.validation.names import validate_driver_name
+from .names import validate_driver_name
 
 __all__ = [
     "OPAQUE_PARAMETERS_MAX_LENGTH",

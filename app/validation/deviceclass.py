@@ -7,12 +7,12 @@ an unchanged list as already stored.
 
 from __future__ import annotations
 
-from app.k8s import DeviceClass, DeviceClassConfiguration, DeviceClassSpec, FieldError, Path, invalid
-from app.validation.config import validate_device_configuration
-from app.validation.helpers import validate_slice
-from app.validation.meta import validate_object_meta, validate_object_meta_update
-from app.validation.names import is_qualified_name
-from app.validation.selectors import validate_selectors
+from ..k8s import DeviceClass, DeviceClassConfiguration, DeviceClassSpec, FieldError, Path, invalid
+from .config import validate_device_configuration
+from .helpers import validate_slice
+from .meta import validate_object_meta, validate_object_meta_update
+from .names import is_qualified_name
+from .selectors import validate_selectors
 
 __all__ = ["is_extended_resource_name", "validate_device_class", "validate_device_class_update"]
 

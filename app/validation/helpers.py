@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
-from app.k8s import FieldError, Path, duplicate, too_many
+from ..k8s import FieldError, Path, duplicate, too_many
 
 __all__ = [
     "truncate_if_too_long",

@@ -9,7 +9,7 @@ not multi-allocatable, ``step`` ≤ 0 and max values the step check rejects are 
 
 from __future__ import annotations
 
-from app.k8s import (
+from ..k8s import (
     CapacityRequirements,
     DeviceCapacity,
     Note,

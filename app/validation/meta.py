@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.k8s import FieldError, ObjectMeta, Path, forbidden, invalid, required, too_long
-from app.validation.names import (
+from ..k8s import FieldError, ObjectMeta, Path, forbidden, invalid, required, too_long
+from .names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,

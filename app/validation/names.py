@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from app.k8s import FieldError, Path, byte_len, go_quote, invalid, required, too_long
+from ..k8s import FieldError, Path, byte_len, go_quote, invalid, required, too_long
 
 __all__ = [
     "C_IDENTIFIER_MAX_LENGTH",

@@ -7,7 +7,7 @@ texts are those of ``pkg/apis/core/validation``.
 
 from __future__ import annotations
 
-from app.k8s import (
+from ..k8s import (
     FieldError,
     NodeSelector,
     NodeSelectorRequirement,
@@ -17,7 +17,7 @@ from app.k8s import (
     invalid,
     required,
 )
-from app.validation.names import is_dns1123_subdomain, is_valid_label_value, validate_label_name
+from .names import is_dns1123_subdomain, is_valid_label_value, validate_label_name
 
 __all__ = ["validate_node_selector"]
 

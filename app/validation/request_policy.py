@@ -19,7 +19,7 @@ Every message is byte-for-byte the API server's.
 
 from __future__ import annotations
 
-from app.k8s import (
+from ..k8s import (
     INT64_MAX,
     CapacityRequestPolicy,
     CapacityRequestPolicyRange,
@@ -33,7 +33,7 @@ from app.k8s import (
     whole_units,
     whole_units_off_step,
 )
-from app.validation.helpers import validate_set
+from .helpers import validate_set
 
 __all__ = [
     "CAPACITY_REQUEST_POLICY_MAX_OPTIONS",

@@ -15,7 +15,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
-from app.k8s import (
+from ..k8s import (
     AllocatedDeviceStatus,
     AllocationResult,
     DeviceAllocationConfiguration,
@@ -44,14 +44,14 @@ from app.k8s import (
     too_long,
     too_many,
 )
-from app.validation.config import validate_device_configuration, validate_raw_extension
-from app.validation.helpers import validate_set, validate_slice
-from app.validation.meta import (
+from .config import validate_device_configuration, validate_raw_extension
+from .helpers import validate_set, validate_slice
+from .meta import (
     validate_object_meta,
     validate_object_meta_update,
     validate_template_object_meta,
 )
-from app.validation.names import (
+from .names import (
     validate_dns1123_label,
     validate_dns1123_subdomain,
     validate_driver_name,
@@ -59,10 +59,10 @@ from app.validation.names import (
     validate_pool_name,
     validate_uid,
 )
-from app.validation.nodeselector import validate_node_selector
-from app.validation.selectors import validate_selectors
-from app.validation.taints import validate_binding_parameters, validate_device_toleration
-from app.validation.target import gate_enabled
+from .nodeselector import validate_node_selector
+from .selectors import validate_selectors
+from .taints import validate_binding_parameters, validate_device_toleration
+from .target import gate_enabled
 
 __all__ = [
     "ADMIN_ACCESS_LABEL",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from app.k8s import (
+from ..k8s import (
     Counter,
     CounterSet,
     Device,
@@ -26,9 +26,9 @@ from app.k8s import (
     required,
     too_long,
 )
-from app.validation.helpers import validate_map, validate_set, validate_slice
-from app.validation.meta import validate_object_meta, validate_object_meta_update
-from app.validation.names import (
+from .helpers import validate_map, validate_set, validate_slice
+from .meta import validate_object_meta, validate_object_meta_update
+from .names import (
     DNS1123_LABEL_MAX_LENGTH,
     validate_dns1123_label,
     validate_driver_name,
@@ -36,12 +36,12 @@ from app.validation.names import (
     validate_pool_name,
     validate_qualified_name,
 )
-from app.validation.nodeselector import validate_node_selector
-from app.validation.request_policy import (
+from .nodeselector import validate_node_selector
+from .request_policy import (
     validate_multi_allocatable_capacity,
     validate_single_allocatable_capacity,
 )
-from app.validation.taints import DEVICE_TAINTS_MAX_LENGTH, validate_binding_parameters, validate_device_taint
+from .taints import DEVICE_TAINTS_MAX_LENGTH, validate_binding_parameters, validate_device_taint
 
 __all__ = [
     "RESOURCE_SLICE_MAX_DEVICES",

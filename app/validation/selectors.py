@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeVar
 
-from app.cel import CompileFailure, compile_selector
-from app.k8s import (
+from ..cel import CompileFailure, compile_selector
+from ..k8s import (
     DeviceClass,
     DeviceSelector,
     FieldError,
@@ -33,8 +33,8 @@ from app.k8s import (
     required,
     too_long,
 )
-from app.validation.helpers import validate_slice
-from app.validation.target import gate_enabled
+from .helpers import validate_slice
+from .target import gate_enabled
 
 T = TypeVar("T")
 

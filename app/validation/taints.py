@@ -9,7 +9,7 @@ per device by the caller.
 
 from __future__ import annotations
 
-from app.k8s import (
+from ..k8s import (
     DeviceTaint,
     DeviceToleration,
     FieldError,
@@ -19,8 +19,8 @@ from app.k8s import (
     not_supported,
     required,
 )
-from app.validation.helpers import validate_slice
-from app.validation.names import validate_label_name, validate_label_value
+from .helpers import validate_slice
+from .names import validate_label_name, validate_label_value
 
 __all__ = [
     "BINDING_CONDITIONS_MAX_SIZE",

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from app.k8s import DEFAULT_TARGET, Target
+from ..k8s import DEFAULT_TARGET, Target
 
 __all__ = ["current_target", "gate_enabled", "target_scope"]
 

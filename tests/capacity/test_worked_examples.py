@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 from dra_builders import cap
-
-from app.capacity import evaluate, fits_on_top, round_up_range
-from app.k8s.models import CapacityRequestPolicyRange, DeviceCapacity
-from app.k8s.quantity import Quantity
+from draguard.capacity import evaluate, fits_on_top, round_up_range
+from draguard.k8s.models import CapacityRequestPolicyRange, DeviceCapacity
+from draguard.k8s.quantity import Quantity
 
 
 def _fit(capacity: dict[str, object], asked: str | None, name: str = "mem") -> tuple[str | None, str | None]:

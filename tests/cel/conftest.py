@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
-from app.cel.selector import clear_caches
+from draguard.cel.selector import clear_caches
 
 from .oracle import ENGINES, set_default_engine
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.cel import make_device
-from app.cel.cost import estimate_cost
-from app.cel.device import CelDevice
-from app.cel.engines import ProgramSource, default_engine
-from app.cel.errors import EvalError
-from app.cel.parser import parse, parse_with_tree
-from app.cel.typecheck import check
+from draguard.cel import make_device
+from draguard.cel.cost import estimate_cost
+from draguard.cel.device import CelDevice
+from draguard.cel.engines import ProgramSource, default_engine
+from draguard.cel.errors import EvalError
+from draguard.cel.parser import parse, parse_with_tree
+from draguard.cel.typecheck import check
 
 EMPTY_DEVICE = make_device("dra.example.com", False, {}, {})
 

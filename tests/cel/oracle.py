@@ -21,15 +21,15 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from app.cel import ast as A
-from app.cel import types as T
-from app.cel.cost import COST_LIMIT
-from app.cel.device import CelDevice
-from app.cel.engines import Engine, ProgramSource, default_engine, use_engine
-from app.cel.errors import EvalError
-from app.cel.library import FUNCTIONS
-from app.cel.typecheck import DEVICE_FIELDS, Checked
-from app.cel.values import TypeValue, go_type_name, no_overload, type_name
+from draguard.cel import ast as A
+from draguard.cel import types as T
+from draguard.cel.cost import COST_LIMIT
+from draguard.cel.device import CelDevice
+from draguard.cel.engines import Engine, ProgramSource, default_engine, use_engine
+from draguard.cel.errors import EvalError
+from draguard.cel.library import FUNCTIONS
+from draguard.cel.typecheck import DEVICE_FIELDS, Checked
+from draguard.cel.values import TypeValue, go_type_name, no_overload, type_name
 
 __all__ = ["ENGINES", "ORACLE", "PRODUCTION", "OracleEngine", "Program", "compile_program", "set_default_engine"]
 

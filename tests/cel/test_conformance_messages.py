@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from app.cel import CompiledSelector, CompileFailure, compile_selector, make_device
+from draguard.cel import CompiledSelector, CompileFailure, compile_selector, make_device
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 EXPECTED = CORPUS / "expected" / "cases" / "validation" / "cel.jsonl"

@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from app.cel import CelRuntimeError, CompiledSelector, CompileFailure, make_device
-from app.cel.celpy_engine import MAX_CELPY_DEPTH, CelpyProgram
-from app.cel.device import CelDevice
-from app.cel.errors import EvalError
-from app.cel.selector import _compile, clear_caches
-from app.k8s.quantity import parse_quantity
+from draguard.cel import CelRuntimeError, CompiledSelector, CompileFailure, make_device
+from draguard.cel.celpy_engine import MAX_CELPY_DEPTH, CelpyProgram
+from draguard.cel.device import CelDevice
+from draguard.cel.errors import EvalError
+from draguard.cel.selector import _compile, clear_caches
+from draguard.k8s.quantity import parse_quantity
 
 from .helpers import value
 from .oracle import ENGINES, set_default_engine

@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from app.cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector, make_device
-from app.k8s.quantity import parse_quantity
+from draguard.cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector, make_device
+from draguard.k8s.quantity import parse_quantity
 
 D = "dra.example.com"
 

@@ -6,9 +6,8 @@ import itertools
 import math
 
 import pytest
-
-from app.cel.semver import Semver, SemverError, parse_semver
-from app.k8s.quantity import Quantity, parse_quantity
+from draguard.cel.semver import Semver, SemverError, parse_semver
+from draguard.k8s.quantity import Quantity, parse_quantity
 
 from .helpers import compile_errors, runtime_error, value
 

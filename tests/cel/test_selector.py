@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from app.cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector, make_device
-from app.cel.parser import parse
-from app.cel.selector import _read_set
-from app.k8s.quantity import parse_quantity
+from draguard.cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector, make_device
+from draguard.cel.parser import parse
+from draguard.cel.selector import _read_set
+from draguard.k8s.quantity import parse_quantity
 
 GPU = "gpu.example.com"
 

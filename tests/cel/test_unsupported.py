@@ -7,9 +7,8 @@ false rejection, so they get their own kind, which callers turn into a warning.
 from __future__ import annotations
 
 import pytest
-
-from app.cel import CompileFailure, compile_selector
-from app.cel.selector import uses_optional_syntax
+from draguard.cel import CompileFailure, compile_selector
+from draguard.cel.selector import uses_optional_syntax
 
 
 @pytest.mark.parametrize(

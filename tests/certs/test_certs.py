@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cryptography import x509
-
-from app.certs import (
+from draguard.certs import (
     add_certs_arguments,
     describe_certificate,
     generate_bundle,

@@ -6,9 +6,8 @@ from __future__ import annotations
 import datetime as dt
 
 from cryptography import x509
-
-from app.certs import service_dns_names
-from app.server.rotation_plan import (
+from draguard.certs import service_dns_names
+from draguard.server.rotation_plan import (
     BUNDLE_KEY,
     CA_NEXT_SINCE,
     RotationPlan,

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from app.cli import main
-from app.k8s.field import ErrorType
-from app.k8s.finding import Reason
-from app.report.rules import RULES, rule_for
+from draguard.cli import main
+from draguard.k8s.field import ErrorType
+from draguard.k8s.finding import Reason
+from draguard.report.rules import RULES, rule_for
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / "tests" / "server" / "data" / "inventory.yaml"

@@ -7,14 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from app.cli import main
+from draguard.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _program(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, cwd=ROOT, check=False)
+    return subprocess.run([sys.executable, "-m", "draguard", *args], capture_output=True, text=True, cwd=ROOT, check=False)
 
 
 def test_lint_with_findings_prints_the_whole_report_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,7 +43,7 @@ _WITH_EXIT_HOOK = (
     "if sys.argv[1] == 'traced':\n"
     "    sys.settrace(lambda *a: None)\n"
     "sys.argv = ['draguard', 'lint', 'examples/claims/good', '--inventory', 'examples/inventory']\n"
-    "from app.cli import entry\n"
+    "from draguard.cli import entry\n"
     "entry()\n"
 )
 

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.server.runner import BackgroundServer
+from draguard.server.runner import BackgroundServer
+
 from fakeapi.server import OBJECT_KINDS, PATHS, FakeCluster, make_app
 
 __all__ = ["OBJECT_KINDS", "PATHS", "FakeCluster", "make_app", "serve_fake_api"]

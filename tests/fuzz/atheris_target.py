@@ -16,11 +16,11 @@ import atheris
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-with atheris.instrument_imports(include=["app"]):
-    from app.inventory import StaticInventory
-    from app.k8s.decode import decode_bytes
-    from app.report.render import render
-    from app.review.pipeline import ReviewOptions, review_documents
+with atheris.instrument_imports(include=["draguard"]):
+    from draguard.inventory import StaticInventory
+    from draguard.k8s.decode import decode_bytes
+    from draguard.report.render import render
+    from draguard.review.pipeline import ReviewOptions, review_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 _snapshot = StaticInventory([str(ROOT / "examples" / "inventory")]).snapshot()

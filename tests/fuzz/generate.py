@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from app.k8s.tree import compact_json, deep_copy
-from app.server.safe_render import encode_body
+from draguard.k8s.tree import compact_json, deep_copy
+from draguard.server.safe_render import encode_body
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

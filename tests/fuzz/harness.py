@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from draguard.cel import CompileFailure, compile_selector
+from draguard.inventory import Inventory, StaticInventory
+from draguard.k8s.decode import decode_bytes
+from draguard.report.render import render
+from draguard.review.pipeline import ReviewOptions, review_admission, review_documents
 
-from app.cel import CompileFailure, compile_selector
-from app.inventory import Inventory, StaticInventory
-from app.k8s.decode import decode_bytes
-from app.report.render import render
-from app.review.pipeline import ReviewOptions, review_admission, review_documents
 from fuzz import generate as gen
 
 WARNING_LIMIT = 120

@@ -16,14 +16,14 @@ from typing import Any
 
 import httpx
 import pytest
+from draguard.inventory import StaticInventory
+from draguard.k8s.decode import decode_bytes
+from draguard.review.pipeline import ReviewOptions, review_documents
+from draguard.server.state import ServerState
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from server.conftest import Served, client_context
 
-from app.inventory import StaticInventory
-from app.k8s.decode import decode_bytes
-from app.review.pipeline import ReviewOptions, review_documents
-from app.server.state import ServerState
 from fuzz import generate as gen
 from fuzz import harness
 

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path as FsPath
 from typing import Any
 
-from app.inventory import build_inventory
-from app.inventory.build import InventoryBuilder
-from app.k8s.field import Path
-from app.k8s.models import ResourceClaimSpec
-from app.satisfy import check_claim_spec
+from draguard.inventory import build_inventory
+from draguard.inventory.build import InventoryBuilder
+from draguard.k8s.field import Path
+from draguard.k8s.models import ResourceClaimSpec
+from draguard.satisfy import check_claim_spec
 
 sys.path.insert(0, str(FsPath(__file__).resolve().parents[2] / "benchmarks"))
 from workload import CLAIMS, make_inventory
@@ -113,7 +113,7 @@ def test_cel_devices_are_built_only_for_the_devices_selectors_run_on() -> None:
 
 
 def test_the_error_known_up_front_is_the_one_the_cel_device_gets() -> None:
-    from app.cel import device_error, make_device
+    from draguard.cel import device_error, make_device
 
     cases: list[dict[str, tuple[str | None, object]]] = [
         {"model": ("string", "a100"), "driverVersion": ("version", "1.2.3")},

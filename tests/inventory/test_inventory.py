@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dra_builders import dclass, device, node, rslice
-
-from app.inventory import build_inventory
+from draguard.inventory import build_inventory
 
 
 def test_only_newest_generation_counts() -> None:

@@ -12,9 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from app.cli import main
-from app.inventory import InputError, NoInventory, StaticInventory, load_paths, open_inventory
+from draguard.cli import main
+from draguard.inventory import InputError, NoInventory, StaticInventory, load_paths, open_inventory
 
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
@@ -145,7 +144,7 @@ def test_static_inventory_keeps_its_objects_packed_and_gives_back_equal_fresh_co
 
 
 def test_chained_objects_read_as_one_sequence() -> None:
-    from app.inventory.packed import ChainedObjects, PackedObjects
+    from draguard.inventory.packed import ChainedObjects, PackedObjects
 
     packed = PackedObjects([{"kind": "Node", "n": 1}, {"kind": "Node", "n": 2}])
     chained = ChainedObjects(packed, [{"kind": "Node", "n": 3}])
@@ -156,7 +155,7 @@ def test_chained_objects_read_as_one_sequence() -> None:
 
 
 def test_a_folder_is_read_one_file_at_a_time(tmp_path: Path) -> None:
-    from app.inventory.files import iter_paths
+    from draguard.inventory.files import iter_paths
 
     (tmp_path / "a.yaml").write_text(CLAIM)
     (tmp_path / "b.json").write_text('{"kind": "DeviceClass", "metadata": {"name": "x"}}')

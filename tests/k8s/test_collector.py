@@ -6,8 +6,7 @@ import gc
 from collections.abc import Iterator
 
 import pytest
-
-from app.k8s.collector import BULK_THRESHOLDS, bulk_allocation
+from draguard.k8s.collector import BULK_THRESHOLDS, bulk_allocation
 
 
 @pytest.fixture(autouse=True)

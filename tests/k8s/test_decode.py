@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.k8s.decode import decode_bytes, decode_text
+from draguard.k8s.decode import decode_bytes, decode_text
 
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
@@ -97,7 +97,7 @@ def test_merge_keys_are_not_duplicates() -> None:
 
 
 def test_duplicate_keys_in_documents_draguard_skips_are_only_warnings() -> None:
-    from app.k8s import Severity, decode_text
+    from draguard.k8s import Severity, decode_text
 
     text = (
         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: a\n  name: b\n---\n"

@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 import yaml
-
-from app.k8s import decode
-from app.k8s.decode import _decode_with_positions, decode_bytes, decode_text
-from app.k8s.fastyaml import fast_yaml_documents, needs_careful_reader
-from app.k8s.jsonparse import MAX_DEPTH, DuplicateKeyError, JsonError, loads_json
+from draguard.k8s import decode
+from draguard.k8s.decode import _decode_with_positions, decode_bytes, decode_text
+from draguard.k8s.fastyaml import fast_yaml_documents, needs_careful_reader
+from draguard.k8s.jsonparse import MAX_DEPTH, DuplicateKeyError, JsonError, loads_json
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,8 @@ Expected strings come from ``/work/shared/reference/k8s-validation.md`` §2.0 (r
 from __future__ import annotations
 
 import pytest
-
-from app.k8s import field
-from app.k8s.field import (
+from draguard.k8s import field
+from draguard.k8s.field import (
     OMIT,
     ErrorType,
     FieldError,
@@ -18,8 +17,8 @@ from app.k8s.field import (
     aggregate_message,
     render_value,
 )
-from app.k8s.golang import go_quote
-from app.k8s.quantity import parse_quantity
+from draguard.k8s.golang import go_quote
+from draguard.k8s.quantity import parse_quantity
 
 SLICE_DEVICE = Path.root("spec", "devices").index(0)
 POLICY = SLICE_DEVICE.child("capacity").key("memory").child("requestPolicy")

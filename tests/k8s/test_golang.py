@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from app.k8s.golang import (
+from draguard.k8s.golang import (
     INT64_MAX,
     INT64_MIN,
     UINT64_MAX,
@@ -18,7 +17,7 @@ from app.k8s.golang import (
     whole_units_off_step,
     wrap_int64,
 )
-from app.k8s.quantity import Quantity
+from draguard.k8s.quantity import Quantity
 
 Q = Quantity.parse
 

@@ -22,10 +22,7 @@ import textwrap
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from app.k8s.quantity import (
+from draguard.k8s.quantity import (
     ERR_FORMAT_WRONG,
     ERR_NUMERIC,
     ERR_SUFFIX,
@@ -34,6 +31,8 @@ from app.k8s.quantity import (
     QuantityError,
     parse_quantity,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 NANO = 10**9
 MAX_INT64 = 2**63 - 1
@@ -744,7 +743,7 @@ def test_extreme_exponents_parse_quickly(text: str, expect: str) -> None:
     """A 12-byte quantity must not expand into 10**2147483647 (a CPU/memory DoS in the webhook)."""
     out = _run_isolated(
         f"""
-        from app.k8s.quantity import parse_quantity
+        from draguard.k8s.quantity import parse_quantity
         q = parse_quantity({text!r})
         assert q.sign() == (-1 if {text!r}.startswith("-") else 1)
         print(str(q))
@@ -758,7 +757,7 @@ def test_large_exponent_formats_quickly() -> None:
     """String() of 10^1000000 must not strip zeros one division at a time (quadratic)."""
     out = _run_isolated(
         """
-        from app.k8s.quantity import parse_quantity
+        from draguard.k8s.quantity import parse_quantity
         print(str(parse_quantity("1e1000000")))
         print(str(parse_quantity("-1.5e1000000")))
         """,
@@ -771,7 +770,7 @@ def test_min_int32_exponent_is_a_suffix_error() -> None:
     """TestInterpretExponentInt32Bounds: -2^31 cannot be negated into an int32 scale: ErrSuffix."""
     out = _run_isolated(
         """
-        from app.k8s.quantity import QuantityError, parse_quantity
+        from draguard.k8s.quantity import QuantityError, parse_quantity
         try:
             parse_quantity("1E-2147483648")
         except QuantityError as exc:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.k8s.features import parse_target
-from app.k8s.field import ErrorType
-from app.k8s.gated import has_disabled_fields
-from app.k8s.models import ResourceClaim, ResourceSlice
-from app.k8s.structure import apply_defaults, decode_object
+from draguard.k8s.features import parse_target
+from draguard.k8s.field import ErrorType
+from draguard.k8s.gated import has_disabled_fields
+from draguard.k8s.models import ResourceClaim, ResourceSlice
+from draguard.k8s.structure import apply_defaults, decode_object
 
 
 def claim(exactly: dict[str, Any], api_version: str = "resource.k8s.io/v1") -> dict[str, Any]:

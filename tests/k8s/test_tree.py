@@ -6,12 +6,11 @@ import json
 import sys
 from typing import Any
 
+from draguard.k8s.models import OpaqueDeviceConfiguration
+from draguard.k8s.quantity import parse_quantity
+from draguard.k8s.tree import compact_json, deep_copy, depth, equal, json_length
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from app.k8s.models import OpaqueDeviceConfiguration
-from app.k8s.quantity import parse_quantity
-from app.k8s.tree import compact_json, deep_copy, depth, equal, json_length
 
 DEEP = 10_000  # Kubernetes' own nesting limit for JSON
 assert sys.getrecursionlimit() < DEEP

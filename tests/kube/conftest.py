@@ -10,10 +10,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # make `fakeapi` importable
 
+from draguard.certs import generate_bundle, write_bundle
+from draguard.server.runner import BackgroundServer
 from fakeapi import FakeCluster, serve_fake_api
 
-from app.certs import generate_bundle, write_bundle
-from app.server.runner import BackgroundServer
 from kube.helpers import LoopThread, write_kubeconfig
 
 TOKEN = "fake-token-123"

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from draguard.certs import generate_bundle, generate_leaf, write_bundle
+from draguard.inventory.kube import KubeInventory
+from draguard.inventory.kubeconfig import KubeConfigError, load_in_cluster, load_kube_config
+from draguard.server.runner import BackgroundServer
 from fakeapi import FakeCluster, serve_fake_api
 
-from app.certs import generate_bundle, generate_leaf, write_bundle
-from app.inventory.kube import KubeInventory
-from app.inventory.kubeconfig import KubeConfigError, load_in_cluster, load_kube_config
-from app.server.runner import BackgroundServer
 from kube.helpers import LoopThread, device_class, node, resource_slice, wait_for, write_kubeconfig
 
 

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 import yaml
+from draguard.certs import generate_bundle, generate_leaf, write_bundle
+from draguard.inventory.kube import KubeInventory
+from draguard.inventory.kubeconfig import KubeConfig, KubeConfigError, load_kube_config
+from draguard.server.cli_serve import UsageError, add_serve_arguments, build_state
+from draguard.server.runner import BackgroundServer
+from draguard.server.state import ServerState
 from fakeapi import FakeCluster, serve_fake_api
 
-from app.certs import generate_bundle, generate_leaf, write_bundle
-from app.inventory.kube import KubeInventory
-from app.inventory.kubeconfig import KubeConfig, KubeConfigError, load_kube_config
-from app.server.cli_serve import UsageError, add_serve_arguments, build_state
-from app.server.runner import BackgroundServer
-from app.server.state import ServerState
 from kube.conftest import TOKEN
 from kube.helpers import LoopThread, device_class, node, resource_slice, wait_for
 

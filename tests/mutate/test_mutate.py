@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from dra_builders import DRIVER, cap, device, inventory, rslice
-
-from app.k8s.models import ResourceClaim
-from app.review.mutate import default_fill_patch, escape_pointer
+from draguard.k8s.models import ResourceClaim
+from draguard.review.mutate import default_fill_patch, escape_pointer
 
 
 def _claim(exactly: dict[str, Any]) -> dict[str, Any]:

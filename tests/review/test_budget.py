@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from draguard.cel import compile_selector
+from draguard.cel import selector as cel_selector
+from draguard.inventory import build_inventory
+from draguard.k8s import BudgetExceeded, budget_scope, check_budget, current_budget
+from draguard.validation.selectors import unchecked_selector_notes
 from test_pipeline import admit, claim_asking
-
-from app.cel import compile_selector
-from app.cel import selector as cel_selector
-from app.inventory import build_inventory
-from app.k8s import BudgetExceeded, budget_scope, check_budget, current_budget
-from app.validation.selectors import unchecked_selector_notes
 
 ITEMS = "[" + ",".join(str(i) for i in range(45)) + "]"
 HEAVY = f"{ITEMS}.all(x, {ITEMS}.all(y, {ITEMS}.all(z, x + y + z >= 0)))"  # legal, ~2 s in cel-python
@@ -76,7 +75,7 @@ def test_admission_review_out_of_budget_is_allowed_and_marked_fail_open() -> Non
 
 
 def _claim_with_selectors(n: int) -> object:
-    from app.k8s import ResourceClaim
+    from draguard.k8s import ResourceClaim
 
     sels = [{"cel": {"expression": f'device.attributes["d"].?x{i}.orValue(0) == 0'}} for i in range(n)]
     return ResourceClaim.model_validate({

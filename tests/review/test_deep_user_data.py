@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from app.inventory import StaticInventory
-from app.k8s.decode import Document
-from app.k8s.finding import Severity
-from app.report.admission import validation_response
-from app.report.render import render
-from app.review.pipeline import ReviewOptions, review_admission, review_documents
+from draguard.inventory import StaticInventory
+from draguard.k8s.decode import Document
+from draguard.k8s.finding import Severity
+from draguard.report.admission import validation_response
+from draguard.report.render import render
+from draguard.review.pipeline import ReviewOptions, review_admission, review_documents
 
 INVENTORY = StaticInventory([str(Path(__file__).parents[1] / "server" / "data" / "inventory.yaml")])
 UNDER_10KIB = 5_000  # "[[[…]]]" costs 2 bytes a level: 5,000 levels fit in the 10 KiB limit
@@ -125,7 +124,7 @@ def test_deep_values_where_a_string_belongs_are_described_not_repr_d() -> None:
 
 
 def test_describe_is_short_and_never_recurses() -> None:
-    from app.k8s import describe
+    from draguard.k8s import describe
 
     assert describe("v1") == "'v1'" and describe(None) == "None" and describe(3) == "3"
     assert describe(deep_list(UNDER_10KIB)) == "<array>" and describe({"a": deep_list(UNDER_10KIB)}) == "<object>"

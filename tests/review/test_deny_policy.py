@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from draguard.k8s.finding import Severity
+from draguard.review.pipeline import (
+    DEFAULT_DENY,
+    DenyPolicyError,
+    ReviewOptions,
+    parse_deny,
+    review_documents,
+)
+from draguard.server.cli_serve import UsageError, add_serve_arguments, deny_reasons
 from test_pipeline import admit, claim_asking, reasons
-
-from app.k8s.finding import Severity
-from app.review.pipeline import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny, review_documents
-from app.server.cli_serve import UsageError, add_serve_arguments, deny_reasons
 
 
 def test_default_denies_only_unsatisfiable() -> None:
@@ -75,8 +80,7 @@ def test_parity_error_is_a_skew_warning_at_the_webhook_and_an_error_in_lint() ->
     warned = [f for f in review.findings if f.reason == "FieldValueInvalid"]
     assert warned and all(f.severity is Severity.WARNING and "version skew?" in f.message for f in warned)
     import yaml
-
-    from app.k8s.decode import decode_text
+    from draguard.k8s.decode import decode_text
 
     linted = review_documents(decode_text(yaml.safe_dump(bad), "x.yaml").documents, inventory=None)
     assert any(f.reason == "FieldValueInvalid" and f.severity is Severity.ERROR for f in linted.findings)

@@ -6,11 +6,10 @@ import copy
 from typing import Any
 
 import pytest
+from draguard.k8s.decode import decode_text
+from draguard.k8s.finding import Severity
+from draguard.review.pipeline import ReviewOptions, review_admission, review_documents
 from test_robustness import CLAIM, INVENTORY, INVENTORY_OBJECTS
-
-from app.k8s.decode import decode_text
-from app.k8s.finding import Severity
-from app.review.pipeline import ReviewOptions, review_admission, review_documents
 
 ADMISSION = ReviewOptions(admission=True)
 
@@ -71,8 +70,8 @@ def test_update_of_a_claim_checks_only_immutability() -> None:
 
 def _lint_update_denies(new: Any, old: Any) -> bool:
     """Without the webhook's deny policy (a lint-like review) the same finding is an error."""
-    from app.k8s.structure import decode_object
-    from app.validation import ValidationContext, validate_update
+    from draguard.k8s.structure import decode_object
+    from draguard.validation import ValidationContext, validate_update
 
     result = validate_update(decode_object("ResourceClaim", new).model, decode_object("ResourceClaim", old).model,
                              ValidationContext())

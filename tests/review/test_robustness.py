@@ -10,13 +10,12 @@ import copy
 import json
 from typing import Any
 
+from draguard.inventory import build_inventory
+from draguard.k8s.decode import decode_bytes, decode_text
+from draguard.k8s.finding import Finding
+from draguard.review.pipeline import ReviewOptions, review_admission, review_documents
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from app.inventory import build_inventory
-from app.k8s.decode import decode_bytes, decode_text
-from app.k8s.finding import Finding
-from app.review.pipeline import ReviewOptions, review_admission, review_documents
 
 INVENTORY_OBJECTS: list[dict[str, Any]] = [
     {

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.inventory import Inventory, build_inventory
-from app.k8s.field import Path
-from app.k8s.finding import Note
-from app.k8s.models import ResourceClaimSpec
-from app.satisfy import check_claim_spec
+from draguard.inventory import Inventory, build_inventory
+from draguard.k8s.field import Path
+from draguard.k8s.finding import Note
+from draguard.k8s.models import ResourceClaimSpec
+from draguard.satisfy import check_claim_spec
 
 DRIVER = "gpu.example.com"
 

@@ -12,12 +12,11 @@ from pathlib import Path as FsPath
 from typing import Any
 
 import pytest
-
-from app.inventory import build_inventory, load_paths
-from app.k8s.field import Path
-from app.k8s.models import ResourceClaim, ResourceClaimTemplate
-from app.k8s.structure import decode_object
-from app.satisfy import check_claim_spec
+from draguard.inventory import build_inventory, load_paths
+from draguard.k8s.field import Path
+from draguard.k8s.models import ResourceClaim, ResourceClaimTemplate
+from draguard.k8s.structure import decode_object
+from draguard.satisfy import check_claim_spec
 
 SAMPLE = FsPath(__file__).resolve().parents[2].parent / "shared" / "conformance"
 

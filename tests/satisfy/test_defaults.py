@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dra_builders import cap, claim, device, first, inventory, req, rslice
-
-from app.k8s.quantity import Quantity
-from app.satisfy import policy_defaults
+from draguard.k8s.quantity import Quantity
+from draguard.satisfy import policy_defaults
 
 SHARED = {"mem": cap("40Gi", "5Gi", min="5Gi", step="5Gi")}
 

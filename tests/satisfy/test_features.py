@@ -17,8 +17,7 @@ from dra_builders import (
     rslice,
     verdict,
 )
-
-from app.inventory import build_inventory
+from draguard.inventory import build_inventory
 
 MEM = {"mem": cap("40Gi", "10Gi", min="10Gi", step="10Gi")}
 

@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 from dra_builders import cap, check, claim, device, inventory, req, rslice
-
-from app.inventory import build_inventory
-from app.inventory.cache import BoundedCache
-from app.inventory.profiles import ProfileIndex, Projection
-from app.k8s.field import Path
-from app.k8s.models import ResourceClaimSpec
-from app.satisfy import check as check_module
-from app.satisfy import check_claim_spec
+from draguard.inventory import build_inventory
+from draguard.inventory.cache import BoundedCache
+from draguard.inventory.profiles import ProfileIndex, Projection
+from draguard.k8s.field import Path
+from draguard.k8s.models import ResourceClaimSpec
+from draguard.satisfy import check as check_module
+from draguard.satisfy import check_claim_spec
 
 sys.path.insert(0, str(FsPath(__file__).resolve().parents[2] / "benchmarks"))
 from workload import CLAIMS, distinct_claims, make_inventory

@@ -7,8 +7,7 @@ from typing import Any
 
 import yaml
 from dra_builders import cap, check, claim, device, inventory, message, node, req, rslice, verdict
-
-from app.inventory import POTENTIAL_ANNOTATION, StaticInventory, WithPotential, is_potential
+from draguard.inventory import POTENTIAL_ANNOTATION, StaticInventory, WithPotential, is_potential
 
 BIG = {"memory": "60Gi"}
 

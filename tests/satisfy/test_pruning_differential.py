@@ -11,14 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from dra_builders import DRIVER, cap, claim, device, inventory, req, rslice
+from draguard.k8s.field import Path
+from draguard.satisfy.check import _Claim
+from draguard.satisfy.constraints import build_constraints
+from draguard.satisfy.plan import plan_claim
+from draguard.satisfy.search import search_group
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from app.k8s.field import Path
-from app.satisfy.check import _Claim
-from app.satisfy.constraints import build_constraints
-from app.satisfy.plan import plan_claim
-from app.satisfy.search import search_group
 
 
 @st.composite

@@ -20,8 +20,7 @@ from dra_builders import (
     rslice,
     verdict,
 )
-
-from app.inventory import build_inventory
+from draguard.inventory import build_inventory
 
 BIG = {"memory": "50Gi"}
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-
-from app.inventory import build_inventory, load_paths
-from app.review import ReviewOptions, review_documents
+from draguard.inventory import build_inventory, load_paths
+from draguard.review import ReviewOptions, review_documents
 
 DATA = Path(__file__).parent / "data"
 

@@ -15,13 +15,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # make `fakeapi` importable
 
-from app.certs import generate_bundle, write_bundle
-from app.inventory import StaticInventory
-from app.server.app import create_app
-from app.server.limits import ConnectionGuard
-from app.server.runner import BackgroundServer
-from app.server.state import ServerState
-from app.server.tls import CertReloader
+from draguard.certs import generate_bundle, write_bundle
+from draguard.inventory import StaticInventory
+from draguard.server.app import create_app
+from draguard.server.limits import ConnectionGuard
+from draguard.server.runner import BackgroundServer
+from draguard.server.state import ServerState
+from draguard.server.tls import CertReloader
 
 DATA = Path(__file__).parent / "data"
 

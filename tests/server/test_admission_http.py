@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from draguard.inventory import StaticInventory
+from draguard.review.pipeline import ReviewOptions
+from draguard.server.state import ServerState
 
-from app.inventory import StaticInventory
-from app.review.pipeline import ReviewOptions
-from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import admission_review, claim, device_class, resource_slice, template
 
@@ -294,7 +294,7 @@ def test_one_structured_log_line_per_review(served: Served, caplog: pytest.LogCa
     assert fields["decision"] == "denied" and fields["reason"] == "Unsatisfiable"
     assert fields["operation"] == "CREATE" and fields["route"] == "validate"
     assert isinstance(fields["ms"], float) and fields["ms"] > 0
-    from app.server.logs import JsonFormatter
+    from draguard.server.logs import JsonFormatter
 
     line = JsonFormatter().format(records[0])
     parsed = json.loads(line)

@@ -6,9 +6,8 @@ import base64
 import json
 
 import pytest
-
-from app.k8s.finding import Finding, ObjectRef, Severity
-from app.report.admission import (
+from draguard.k8s.finding import Finding, ObjectRef, Severity
+from draguard.report.admission import (
     MAX_CAUSES,
     denial_message,
     finding_warning,
@@ -16,7 +15,7 @@ from app.report.admission import (
     mutation_response,
     validation_response,
 )
-from app.review.pipeline import ObjectReview
+from draguard.review.pipeline import ObjectReview
 
 REF = ObjectRef(kind="ResourceClaim", namespace="default", name="c")
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from draguard.inventory.kube import KubeInventory
+from draguard.inventory.kubeconfig import load_kube_config
+from draguard.server.state import ServerState
 from fakeapi import FakeCluster
 from kube.helpers import wait_for
 
-from app.inventory.kube import KubeInventory
-from app.inventory.kubeconfig import load_kube_config
-from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import admission_review, claim, resource_slice
 from server.test_live_and_rotation import api, load_inventory_into

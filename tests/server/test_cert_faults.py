@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
+from draguard.certs import generate_leaf
+from draguard.server.state import ServerState
 
-from app.certs import generate_leaf
-from app.server.state import ServerState
 from server.conftest import Served
 from server.test_live_and_rotation import peer_serial, wait_for
 

@@ -14,8 +14,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from app.inventory import StaticInventory
-from app.server.state import ServerState
+from draguard.inventory import StaticInventory
+from draguard.server.state import ServerState
+
 from server.conftest import Served
 from server.reviews import admission_review, claim
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import httpx
+from draguard.inventory import StaticInventory
+from draguard.server.app import create_app
+from draguard.server.health import health_only
+from draguard.server.runner import BackgroundServer
+from draguard.server.state import ServerState
 
-from app.inventory import StaticInventory
-from app.server.app import create_app
-from app.server.health import health_only
-from app.server.runner import BackgroundServer
-from app.server.state import ServerState
 from server.reviews import admission_review, claim
 
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from draguard.server.cli_serve import UsageError, add_serve_arguments, build_state
 
-from app.server.cli_serve import UsageError, add_serve_arguments, build_state
 from server.conftest import DATA, Served
 from server.reviews import admission_review, claim
 

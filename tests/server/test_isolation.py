@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 import yaml
+from draguard.inventory import Inventory, StaticInventory
+from draguard.server.state import ServerState
 
-from app.inventory import Inventory, StaticInventory
-from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import admission_review, claim
 
@@ -108,7 +108,7 @@ def test_review_out_of_budget_is_allowed_loudly(
 def test_missing_lint_token_file_disables_lint_but_not_admission(
     serve: Callable[..., Served], static_inventory: StaticInventory, tmp_path: Path
 ) -> None:
-    from app.server.cli_serve import _token
+    from draguard.server.cli_serve import _token
 
     assert _token(None) == (None, None)
     token_file = tmp_path / "token"

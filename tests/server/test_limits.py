@@ -17,12 +17,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from draguard.inventory import StaticInventory
+from draguard.k8s import loads_json
+from draguard.server.limits import ConnectionGuard, ConnectionLimits
+from draguard.server.logs import MAX_FIELD_CHARS, MAX_RECORD_CHARS, JsonFormatter
+from draguard.server.state import ServerState
 
-from app.inventory import StaticInventory
-from app.k8s import loads_json
-from app.server.limits import ConnectionGuard, ConnectionLimits
-from app.server.logs import MAX_FIELD_CHARS, MAX_RECORD_CHARS, JsonFormatter
-from app.server.state import ServerState
 from server.conftest import Served, client_context
 from server.reviews import admission_review, claim
 
@@ -234,7 +234,7 @@ def test_short_records_are_unchanged() -> None:
 
 
 def test_bodies_with_lone_surrogates_still_encode() -> None:
-    from app.server.safe_render import SafeJSONResponse, encode_body
+    from draguard.server.safe_render import SafeJSONResponse, encode_body
 
     assert json.loads(encode_body('{"name": "a\ud800"}', "application/json")) == {"name": "a\ud800"}
     assert encode_body("name a\udfff\n", "text/plain").decode() == "name a\ufffd\n"

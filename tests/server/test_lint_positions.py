@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import yaml
+from draguard.inventory import StaticInventory
+from draguard.server.state import ServerState
 
-from app.inventory import StaticInventory
-from app.server.state import ServerState
 from server.conftest import Served
 from server.reviews import claim
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import yaml
+from draguard.k8s.features import parse_target
+from draguard.review.pipeline import ReviewOptions
+from draguard.server.state import ServerState
 
-from app.k8s.features import parse_target
-from app.review.pipeline import ReviewOptions
-from app.server.state import ServerState
 from server.conftest import Served
 
 CLAIM = {

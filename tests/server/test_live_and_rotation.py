@@ -17,14 +17,14 @@ import httpx
 import pytest
 import yaml
 from cryptography import x509
+from draguard.certs import CertBundle, generate_bundle, generate_leaf, write_bundle
+from draguard.inventory.kube import KubeInventory
+from draguard.inventory.kubeconfig import load_kube_config
+from draguard.server.runner import BackgroundServer
+from draguard.server.state import ServerState
 from fakeapi import FakeCluster, serve_fake_api
 from kube.helpers import wait_for
 
-from app.certs import CertBundle, generate_bundle, generate_leaf, write_bundle
-from app.inventory.kube import KubeInventory
-from app.inventory.kubeconfig import load_kube_config
-from app.server.runner import BackgroundServer
-from app.server.state import ServerState
 from server.conftest import DATA, Served, client_context
 from server.reviews import admission_review, claim
 
@@ -200,7 +200,7 @@ def test_draguard_serve_process(tmp_path: Path) -> None:
     probe.sock.close()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "draguard", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"]),
          "--inventory", str(DATA / "inventory.yaml"), "--unsatisfiable", "warn", "--shutdown-drain-seconds", "0.5"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -228,7 +228,7 @@ def test_draguard_serve_process(tmp_path: Path) -> None:
 
 
 def test_draguard_serve_usage_errors(tmp_path: Path) -> None:
-    run = [sys.executable, "-m", "app", "serve", "--port", "0"]
+    run = [sys.executable, "-m", "draguard", "serve", "--port", "0"]
     out = subprocess.run([*run, "--tls-cert", "x.crt"], cwd=ROOT, capture_output=True, timeout=30)
     assert out.returncode == 2 and b"--tls-cert and --tls-key go together" in out.stderr
     out = subprocess.run([*run, "--inventory", str(tmp_path / "missing")], cwd=ROOT, capture_output=True, timeout=30)

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
-
-from app.certs import describe_certificate, generate_bundle, patch_ca_bundle
-from app.inventory.kube import RESOURCES
+from draguard.certs import describe_certificate, generate_bundle, patch_ca_bundle
+from draguard.inventory.kube import RESOURCES
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from draguard.certs import generate_bundle, write_bundle
+from draguard.inventory import StaticInventory
+from draguard.review.pipeline import ReviewOptions
+from draguard.server.state import ServerState
+from draguard.server.tls import CertReloader
+from draguard.server.webhook import parse_admission_review, review_call
 
-from app.certs import generate_bundle, write_bundle
-from app.inventory import StaticInventory
-from app.review.pipeline import ReviewOptions
-from app.server.state import ServerState
-from app.server.tls import CertReloader
-from app.server.webhook import parse_admission_review, review_call
 from server.conftest import Served
 from server.reviews import admission_review, claim
 from server.test_operations import BrokenInventory

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from draguard.certs import generate_bundle, generate_leaf
+from draguard.inventory import Inventory, NoInventory, StaticInventory
+from draguard.server.state import ServerState
 
-from app.certs import generate_bundle, generate_leaf
-from app.inventory import Inventory, NoInventory, StaticInventory
-from app.server.state import ServerState
 from server.conftest import DATA, Served
 from server.reviews import admission_review, claim, device_class
 

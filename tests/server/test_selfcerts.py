@@ -17,21 +17,21 @@ from typing import Any
 
 import pytest
 from cryptography import x509
+from draguard.certs import generate_bundle, write_bundle
+from draguard.inventory.kubeconfig import KubeConfig, load_kube_config, make_client
+from draguard.server.app import create_app
+from draguard.server.cli_serve import UsageError, build_state
+from draguard.server.kube_objects import ObjectClient
+from draguard.server.lease import micro_time
+from draguard.server.metrics import Metrics
+from draguard.server.rotation_plan import RotationPolicy, parse_certificates
+from draguard.server.runner import BackgroundServer
+from draguard.server.selfcerts import SelfCertError, SelfManagedCerts, SelfManagedSettings
+from draguard.server.state import ServerState
+from draguard.server.tls import CertReloader
 from fakeapi import FakeCluster, serve_fake_api
 from kube.helpers import wait_for, write_kubeconfig
 
-from app.certs import generate_bundle, write_bundle
-from app.inventory.kubeconfig import KubeConfig, load_kube_config, make_client
-from app.server.app import create_app
-from app.server.cli_serve import UsageError, build_state
-from app.server.kube_objects import ObjectClient
-from app.server.lease import micro_time
-from app.server.metrics import Metrics
-from app.server.rotation_plan import RotationPolicy, parse_certificates
-from app.server.runner import BackgroundServer
-from app.server.selfcerts import SelfCertError, SelfManagedCerts, SelfManagedSettings
-from app.server.state import ServerState
-from app.server.tls import CertReloader
 from server.test_inventory_policy import serve_args
 
 NS, SECRET, SERVICE = "draguard", "draguard-tls", "draguard"

@@ -13,10 +13,10 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+from draguard.certs import generate_bundle, write_bundle
+from draguard.server.runner import BackgroundServer
 from kube.helpers import wait_for
 
-from app.certs import generate_bundle, write_bundle
-from app.server.runner import BackgroundServer
 from server.conftest import DATA, client_context
 from server.reviews import admission_review, claim
 
@@ -36,7 +36,7 @@ def test_sigterm_under_load_drains_before_stopping(tmp_path: Path) -> None:
     port = _free_port()
     log_file = (tmp_path / "serve.log").open("wb")  # a file, not a pipe: one line per review fills a pipe
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "draguard", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"]),
          "--inventory", str(DATA / "inventory.yaml"), "--shutdown-drain-seconds", str(DRAIN)],
         cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.DEVNULL, stderr=log_file,

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-
-from app.k8s.structure import decode_object
-from app.validation import DRAObject, ValidationContext, ValidationResult, validate, validate_update
+from draguard.k8s.structure import decode_object
+from draguard.validation import DRAObject, ValidationContext, ValidationResult, validate, validate_update
 
 
 def decode(raw: dict[str, Any] | str) -> DRAObject:

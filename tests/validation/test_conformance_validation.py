@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
-
-from app.k8s.structure import decode_object
-from app.validation import ValidationContext, validate
+from draguard.k8s.structure import decode_object
+from draguard.validation import ValidationContext, validate
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.k8s.field import FieldError, Path, invalid
-from app.validation.helpers import (
+from draguard.k8s.field import FieldError, Path, invalid
+from draguard.validation.helpers import (
     truncate_if_too_long,
     validate_map,
     validate_set,

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from app.k8s.field import Path
-from app.validation.names import (
+from draguard.k8s.field import Path
+from draguard.validation.names import (
     validate_c_identifier,
     validate_dns1123_label,
     validate_dns1123_subdomain,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from app.validation import ValidationContext
+from draguard.validation import ValidationContext
 
 from .builders import claim, exact, template
 from .support import check, lines, pairs

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from app.inventory import load_paths
-from app.k8s.decode import CHECKED_KINDS
-from app.k8s.features import Target
-from app.k8s.finding import Severity
-from app.review.pipeline import ReviewOptions, review_documents
+from draguard.inventory import load_paths
+from draguard.k8s.decode import CHECKED_KINDS
+from draguard.k8s.features import Target
+from draguard.k8s.finding import Severity
+from draguard.review.pipeline import ReviewOptions, review_documents
 
 # findings the API server turns into a rejection (decode errors are 400s without causes)
 _DECODE = {"DecodeError", "UnknownField", "FieldValueTypeInvalid"}

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.k8s.features import parse_target
-from app.review.pipeline import ReviewOptions, review_admission
+from draguard.k8s.features import parse_target
+from draguard.review.pipeline import ReviewOptions, review_admission
 
 from .compare import verdicts
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from app.k8s.features import (
+from draguard.k8s.features import (
     DEFAULT_TARGET,
     FeatureGateError,
     Target,

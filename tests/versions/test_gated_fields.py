@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from app.k8s.features import Target, parse_target
+from draguard.k8s.features import Target, parse_target
 
 from .compare import OurVerdict, verdicts
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from draguard.k8s import parse_target
 from realapi import require, run
-
-from app.k8s import parse_target
 
 from .compare import compare_run, normalize
 

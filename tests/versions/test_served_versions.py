@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from app.inventory import load_paths
-from app.k8s.field import Path as FieldPath
-from app.k8s.finding import Finding
-from app.k8s.structure import decode_object
-from app.k8s.versions import source_path, v1beta1_to_v1
-from app.review.pipeline import ReviewOptions, review_documents
+from draguard.inventory import load_paths
+from draguard.k8s.field import Path as FieldPath
+from draguard.k8s.finding import Finding
+from draguard.k8s.structure import decode_object
+from draguard.k8s.versions import source_path, v1beta1_to_v1
+from draguard.review.pipeline import ReviewOptions, review_documents
 
 
 def lint(tmp_path: Path, text: str, **options: Any) -> list[Finding]:

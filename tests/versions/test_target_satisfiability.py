@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.inventory import build_inventory, load_paths, open_inventory
-from app.k8s import parse_target
-from app.review import ReviewOptions, review_documents
+from draguard.inventory import build_inventory, load_paths, open_inventory
+from draguard.k8s import parse_target
+from draguard.review import ReviewOptions, review_documents
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
