@@ -8,6 +8,7 @@ snapshot; nothing writes to it.
 """
 
 from .build import POTENTIAL_ANNOTATION, build_inventory, is_potential
+from .cluster import EMPTY_CLUSTER, Allocations, ClusterState, HeldClaim, ObjectKey
 from .files import InputError, load_paths
 from .kube import status_message
 from .kubeconfig import (
@@ -23,9 +24,13 @@ from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
 __all__ = [
+    "EMPTY_CLUSTER",
     "POTENTIAL_ANNOTATION",
+    "Allocations",
     "AttrValue",
+    "ClusterState",
     "DeviceRecord",
+    "HeldClaim",
     "InputError",
     "Inventory",
     "InventorySource",
@@ -33,6 +38,7 @@ __all__ = [
     "KubeConfigError",
     "NoInventory",
     "NodeGroup",
+    "ObjectKey",
     "PoolKey",
     "PoolRecord",
     "StaticInventory",

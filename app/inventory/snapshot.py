@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..k8s import DeviceClass
 from .cache import BoundedCache
+from .cluster import EMPTY_CLUSTER, ClusterState
 from .profiles import ProfileIndex
 from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 
@@ -30,6 +31,8 @@ class Inventory:
     """Indices of the devices at least one node (group) can reach, in allocator order."""
     profiles: ProfileIndex = field(default_factory=lambda: ProfileIndex((), ()), repr=False, compare=False)
     """Devices by profile (what a claim can see of them), per read-set; see :mod:`.profiles`."""
+    cluster: ClusterState = field(default=EMPTY_CLUSTER, repr=False, compare=False)
+    """Claims (with allocations) and templates the cluster holds; see :mod:`.cluster`."""
     cache: BoundedCache = field(default_factory=BoundedCache, repr=False, compare=False)
     """Derived data keyed by its inputs (compiled candidate sets).  Only ever *added* to, so
     readers sharing the snapshot see either nothing or a complete value."""

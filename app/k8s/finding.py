@@ -10,6 +10,7 @@ The JSON form is the contract of DESIGN.md §4; :meth:`Finding.to_json` keeps it
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
@@ -46,6 +47,13 @@ class Reason:
     """Warning: the review's time budget ran out before the checks finished (a fail-open)."""
     FIELD_DROPPED = "FieldDropped"
     DEPRECATED = "Deprecated"
+    REPLICAS_EXCEED_CAPACITY = "ReplicasExceedCapacity"
+    """Warning: with every device free, only some replicas of a workload can hold their claims at once
+    (``details``: replicas, fit, exact)."""
+    REFERENCE_NOT_FOUND = "ReferenceNotFound"
+    """Warning (error under ``--strict``): a claim or template a pod names is in none of the files nor the cluster."""
+    CAPACITY_IN_USE = "CapacityInUse"
+    """Warning: it would fit an empty cluster but not today's allocations — never a denial."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +91,9 @@ class Finding:
     brief: str = dc_field(default="", compare=False, hash=False)
     """A short form with the figure first (``7Gi→10Gi memory for request "gpu"``) for places
     with little room — AdmissionReview warnings; empty when the message is short already."""
+    details: dict[str, Any] = dc_field(default_factory=dict, compare=False, hash=False)
+    """The figures a finding is about, for machines (DESIGN §4 ``details``): e.g.
+    ``{"replicas": 8, "fit": 4, "exact": true}``; emitted in JSON only when not empty."""
 
     @classmethod
     def for_object(
@@ -96,6 +107,7 @@ class Finding:
         column: int = 0,
         *,
         brief: str = "",
+        details: dict[str, Any] | None = None,
         **extra: Any,
     ) -> Finding:
         return cls(
@@ -111,6 +123,7 @@ class Finding:
             column=column if line else (column or ref.column),
             extra=dict(extra),
             brief=brief,
+            details=dict(details or {}),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -129,6 +142,8 @@ class Finding:
         if self.line:
             out["line"] = self.line
             out["column"] = self.column
+        if self.details:
+            out["details"] = self.details
         return out
 
 
@@ -147,6 +162,8 @@ class Note:
     path: Path | None = None
     severity: Severity = Severity.WARNING
     brief: str = ""  # see Finding.brief
+    details: Mapping[str, Any] | None = None
+    """Figures for machines, copied to :attr:`Finding.details` (see there)."""
     fail_open: str = ""
     """Set when the check gave up (budget spent, search deadline): what stopped it.  The webhook
     reports such reviews loudly (warning log, metric, audit annotation)."""

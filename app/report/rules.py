@@ -59,6 +59,13 @@ _CATALOGUE: tuple[tuple[str, str, str], ...] = (
     ("CapacityDefaulted", "CapacityPolicyDefaultUsed", "An omitted capacity request will consume the policy default."),
     ("SatisfiableOnScaleUp", "NeedsNodeGroupScaleUp",
      "Only a node an autoscaler can create (a potential node-group template) can allocate the claim."),
+    # workloads and what the cluster holds now
+    ("ReplicasExceedCapacity", "ReplicasCannotAllRun",
+     "With every device free, only some replicas of the workload can hold their claims at once."),
+    ("ReferenceNotFound", "ClaimReferenceNotFound",
+     "A ResourceClaim or ResourceClaimTemplate the pod names is in none of the files nor the cluster."),
+    ("CapacityInUse", "NoCapacityFreeNow",
+     "It would fit an empty cluster, but not today's allocations (never a denial)."),
     ("BudgetExceeded", "ReviewOutOfTime", "The review's time budget ran out before the checks finished (allowed)."),
     # draguard's own checks
     ("LintNegativeCapacityRequest", "NonPositiveCapacityRequest", "A capacity request of zero or less."),

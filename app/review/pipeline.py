@@ -190,7 +190,7 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
     line, col = _at(doc, ref, note.path)
     extra = {"fail_open": note.fail_open} if note.fail_open else {}
     return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col,
-                              brief=note.brief, **extra)
+                              brief=note.brief, details=dict(note.details or {}), **extra)
 
 
 _SKEW = "version skew? (the API server accepted it) "
