@@ -44,6 +44,15 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sarif-root", default=None, metavar="DIR",
                         help="SARIF artifact URIs are relative to DIR (default: the working directory)")
     add_target_arguments(parser)
+    add_workload_kinds_argument(parser)
+
+
+def add_workload_kinds_argument(parser: argparse.ArgumentParser) -> None:
+    """``--workload-kinds FILE`` (shared by lint and serve): rows for CRDs that embed pod templates."""
+    parser.add_argument("--workload-kinds", action="append", default=[], metavar="FILE",
+                        help="kinds that embed pod templates (JobSet, LeaderWorkerSet, MPIJob…) beyond the "
+                             "built-in ones: where their templates and replica counts are (README \"Workloads\"; "
+                             "examples/workload-kinds.yaml)")
 
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +64,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_lint(args: argparse.Namespace) -> int:
-    from .inventory import InputError, load_paths, open_inventory
+    from .inventory import InputError, load_paths, load_workload_kinds, open_inventory
     from .k8s import CHECKED_KINDS, INVENTORY_KINDS, FeatureGateError, parse_target
     from .report import count_at_least, render
     from .review import ReviewOptions, review_documents
@@ -70,6 +79,7 @@ def _run_lint(args: argparse.Namespace) -> int:
         print(f"draguard: --{exc.parameter}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
+        workload_kinds = load_workload_kinds(args.workload_kinds)
         decoded = load_paths(args.paths)
         source = open_inventory(args.inventory, target=target)
     except InputError as exc:
@@ -89,6 +99,7 @@ def _run_lint(args: argparse.Namespace) -> int:
         show_mutations=args.show_mutations,
         mutate=False,
         target=target,
+        workload_kinds=workload_kinds,
     )
     review = review_documents(
         decoded.documents,

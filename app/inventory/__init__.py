@@ -9,7 +9,7 @@ snapshot; nothing writes to it.
 
 from .build import POTENTIAL_ANNOTATION, build_inventory, is_potential
 from .cluster import EMPTY_CLUSTER, Allocations, ClusterState, HeldClaim, ObjectKey
-from .files import InputError, load_paths
+from .files import InputError, load_paths, load_workload_kinds
 from .kube import status_message
 from .kubeconfig import (
     KubeConfig,
@@ -49,6 +49,7 @@ __all__ = [
     "load_kube_config",
     "load_paths",
     "load_potential",
+    "load_workload_kinds",
     "make_client",
     "open_inventory",
     "status_message",

@@ -17,9 +17,27 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from ..k8s import DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
+from ..k8s import (
+    DecodeResult,
+    Finding,
+    Reason,
+    Severity,
+    WorkloadKind,
+    WorkloadKindsError,
+    decode_bytes,
+    decode_text,
+    parse_workload_kinds,
+)
 
-__all__ = ["MANIFEST_SUFFIXES", "MAX_FILE_BYTES", "STDIN_NAME", "InputError", "iter_paths", "load_paths"]
+__all__ = [
+    "MANIFEST_SUFFIXES",
+    "MAX_FILE_BYTES",
+    "STDIN_NAME",
+    "InputError",
+    "iter_paths",
+    "load_paths",
+    "load_workload_kinds",
+]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -86,3 +104,22 @@ def _load_file(path: str) -> DecodeResult:
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror or exc}") from exc
     return decode_bytes(data, path)
+
+
+def load_workload_kinds(paths: Sequence[str]) -> tuple[WorkloadKind, ...]:
+    """The operator's workload-kind rows (``--workload-kinds FILE``, README "Workloads").
+
+    Raises :class:`InputError` with the file and the reason when a file cannot be read or does
+    not describe kinds (a usage problem: the CLI exits 2 naming it).
+    """
+    rows: list[WorkloadKind] = []
+    for path in paths:
+        decoded = load_paths([path])
+        if decoded.findings:
+            raise InputError(f"{path}: {decoded.findings[0].message}")
+        for doc in decoded.documents:
+            try:
+                rows.extend(parse_workload_kinds(doc.obj, path))
+            except WorkloadKindsError as exc:
+                raise InputError(str(exc)) from exc
+    return tuple(rows)

@@ -8,7 +8,7 @@ remembers the ``line:column`` of its node (1-based), and every mapping key its o
 Inputs that are not YAML/JSON become ``DecodeError`` findings with file and line — never a
 traceback.  This module does no I/O: reading files, folders and standard input is
 :mod:`app.inventory.files`'s job.
-Documents of kinds draguard does not check (Deployments, ConfigMaps…) are kept with
+Documents of kinds draguard does not check (ConfigMaps, Services…) are kept with
 ``relevant = False`` so callers can skip them silently.
 """
 
@@ -24,9 +24,11 @@ import yaml
 from .fastyaml import DOCUMENT_START, LEADING_TRIVIA, fast_yaml_documents
 from .finding import Finding, Reason, Severity
 from .jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
+from .workloads import WORKLOAD_KIND_NAMES, mentions_dra
 
 __all__ = [
     "CHECKED_KINDS",
+    "DRA_KINDS",
     "INVENTORY_KINDS",
     "MAX_DOCUMENTS",
     "DecodeResult",
@@ -51,7 +53,10 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
 
-CHECKED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass"})
+DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass"})
+"""The kinds of ``resource.k8s.io`` draguard checks as objects of their own."""
+CHECKED_KINDS = DRA_KINDS | WORKLOAD_KIND_NAMES
+"""Every kind draguard checks: the DRA kinds and the kinds that carry pods (Pod, Deployment, …)."""
 INVENTORY_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node", "Namespace"})
 MAX_DOCUMENTS = 10_000
 
@@ -466,6 +471,8 @@ def _skipped_kind(value: Any) -> str | None:
     kind = value.get("kind") if isinstance(value, dict) else None
     if not isinstance(kind, str) or not kind or kind.endswith("List"):
         return None
+    if kind in WORKLOAD_KIND_NAMES:  # a workload is draguard's business only when its pods use DRA
+        return None if mentions_dra(value) else kind
     return None if kind in CHECKED_KINDS or kind in INVENTORY_KINDS else kind
 
 

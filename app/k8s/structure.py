@@ -239,7 +239,7 @@ def decode_object(
             unknown.append(path)
             unknown_raw.append(raw)
             continue
-        type_errors.append(_type_error(path, err))
+        type_errors.append(type_error(path, err))
     result = Structural(
         model=None, unknown_fields=unknown, type_errors=type_errors, api_version=api_version, deprecation=deprecation
     )
@@ -271,7 +271,8 @@ def decode_object(
     return result
 
 
-def _type_error(path: Path, err: Any) -> FieldError:
+def type_error(path: Path, err: Any) -> FieldError:
+    """A pydantic type error as the API server's decoding error at ``path``."""
     err_type = err["type"]
     value = err.get("input")
     if err_type == "value_error":

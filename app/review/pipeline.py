@@ -23,13 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..inventory import Inventory, build_inventory
+from ..inventory import EMPTY_CLUSTER, Inventory, build_inventory
 from ..k8s import (
-    CHECKED_KINDS,
     DEFAULT_TARGET,
+    DRA_KINDS,
     V1,
     V1BETA2,
     BudgetExceeded,
+    DeviceClass,
     Document,
     FieldError,
     Finding,
@@ -42,13 +43,18 @@ from ..k8s import (
     Severity,
     Structural,
     Target,
+    WorkloadKind,
     decode_object,
+    equal,
+    find_pod_templates,
     source_path,
     to_internal_shape,
+    workload_kind_for,
 )
 from ..satisfy import check_claim_spec
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
 from .mutate import default_fill_patch
+from .workloads import ClaimIndex, KnownClaim, WorkloadReview, extended_resource_names, read_workload
 
 __all__ = [
     "DEFAULT_DENY",
@@ -62,6 +68,7 @@ __all__ = [
 ]
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
+CLUSTER_SCOPED_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node", "Namespace"})
 INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
 
 
@@ -112,6 +119,8 @@ class ReviewOptions:
     admission: bool = False
     show_mutations: bool = False
     target: Target = DEFAULT_TARGET  # Kubernetes version + feature gates to answer for
+    workload_kinds: tuple[WorkloadKind, ...] = ()
+    """Operator rows for custom resources that embed pod templates (``--workload-kinds``)."""
 
 
 @dataclass
@@ -154,7 +163,7 @@ def _ref(doc: Document) -> ObjectRef:
     """Which object; its file position is left to :func:`_at` (positions are computed on demand,
     and most objects never need one)."""
     namespace = doc.namespace
-    if doc.kind in NAMESPACED_KINDS and not namespace:
+    if doc.kind not in CLUSTER_SCOPED_KINDS and not namespace:
         namespace = "default"
     return ObjectRef(
         kind=doc.kind,
@@ -435,17 +444,21 @@ def review_documents(
         namespace_labels=_namespace_labels(documents), admission=options.admission, target=options.target
     )
     checked: list[_Checked] = []
+    order: list[_Checked | Document] = []
     extra_inventory: list[Mapping[str, Any]] = []
     for doc in documents:
-        if doc.kind in CHECKED_KINDS:
+        if doc.kind in DRA_KINDS:
             started = time.perf_counter()
             item = _decode_and_validate(doc, ctx, options)
             item.review.elapsed_ms = (time.perf_counter() - started) * 1000
             checked.append(item)
+            order.append(item)
             if item.valid and doc.kind in INVENTORY_OBJECT_KINDS:
                 extra_inventory.append(doc.obj)
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
+        elif workload_kind_for(doc.api_version, doc.kind, options.workload_kinds) is not None:
+            order.append(doc)
     if inventory is not None and merge_inventory_objects and extra_inventory:
         inventory = build_inventory(_merged(inventory_objects, extra_inventory), target=options.target)
     for item in checked:
@@ -454,12 +467,114 @@ def review_documents(
         if options.show_mutations:
             _mutation(item, inventory, options)
         item.review.elapsed_ms += (time.perf_counter() - started) * 1000
-    review = Review(objects=[c.review for c in checked])
+    reviews: list[ObjectReview] = []
+    if len(order) > len(checked):  # some workloads: references resolve against the run's claims
+        index = _files_index(checked, inventory, lint=True)
+        extended = _extended_names(checked, inventory)
+        for entry in order:
+            if isinstance(entry, _Checked):
+                reviews.append(entry.review)
+                continue
+            started = time.perf_counter()
+            workload = _workload_review(entry, inventory, inventory_problem, options, index, extended)
+            if workload is not None:
+                workload.elapsed_ms = (time.perf_counter() - started) * 1000
+                reviews.append(workload)
+    else:
+        reviews = [c.review for c in checked]
+    review = Review(objects=reviews)
     all_findings = list(decode_findings)
-    for c in checked:
-        all_findings.extend(c.review.findings)
+    for r in reviews:
+        all_findings.extend(r.findings)
     review.findings = _sorted(all_findings)
     return review
+
+
+# ---------------------------------------------------------------------------- workloads
+def _known(item: _Checked) -> KnownClaim:
+    model = item.model
+    spec = None
+    if isinstance(model, ResourceClaim):
+        spec = model.spec
+    elif isinstance(model, ResourceClaimTemplate):
+        spec = model.spec.spec
+    errors = [f for f in item.review.findings if f.severity is Severity.ERROR and f.reason.startswith(_PARITY_PREFIXES)]
+    rejected = ""
+    if errors or model is None:
+        first = errors[0] if errors else None
+        rejected = f"{first.field}: {first.message}" if first is not None and first.field else (
+            first.message if first is not None else "it cannot be decoded")
+        if len(errors) > 1:
+            rejected += f" and {len(errors) - 1} more"
+    return KnownClaim(spec if not rejected else None, rejected=rejected)
+
+
+def _files_index(checked: Sequence[_Checked], inventory: Inventory | None, *, lint: bool) -> ClaimIndex:
+    claims: dict[tuple[str, str], KnownClaim] = {}
+    templates: dict[tuple[str, str], KnownClaim] = {}
+    for item in checked:
+        if item.doc.kind not in NAMESPACED_KINDS:
+            continue
+        key = (item.ref.namespace or "default", item.ref.name)
+        (claims if item.doc.kind == "ResourceClaim" else templates)[key] = _known(item)
+    cluster = inventory.cluster if inventory is not None else EMPTY_CLUSTER
+    return ClaimIndex.build(claims, templates, cluster, lint=lint)
+
+
+def _extended_names(checked: Sequence[_Checked], inventory: Inventory | None) -> frozenset[str]:
+    classes: list[Any] = list(inventory.classes.values()) if inventory is not None else []
+    classes.extend(c.model for c in checked if isinstance(c.model, DeviceClass))
+    return extended_resource_names(classes)
+
+
+def _workload_review(
+    doc: Document,
+    inventory: Inventory | None,
+    inventory_problem: str | None,
+    options: ReviewOptions,
+    index: ClaimIndex,
+    extended: frozenset[str],
+) -> ObjectReview | None:
+    """The review of a Pod or workload that uses DRA; None when it uses none (skipped, as before)."""
+    ref = _ref(doc)
+    workload = read_workload(doc.obj, doc.api_version, doc.kind, ref.namespace, extra_kinds=options.workload_kinds,
+                             extended=extended, index=index)
+    if workload is None:
+        return None
+    review = ObjectReview(ref=ref)
+    review.findings.extend(_workload_findings(doc, ref, workload, options))
+    review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options))
+    return review
+
+
+def _workload_findings(doc: Document, ref: ObjectRef, workload: WorkloadReview, options: ReviewOptions) -> list[Finding]:
+    out: list[Finding] = []
+    for t in workload.templates:
+        if not options.admission:
+            for path in t.unknown_fields:
+                line, col = _at(doc, ref, path, key=True)
+                out.append(Finding.for_object(
+                    ref, Severity.ERROR, Reason.UNKNOWN_FIELD,
+                    f'unknown field "{path}": the {ref.kind} API has no such field (a typo?)', str(path), line, col))
+        out.extend(_decode_type_finding(doc, ref, err) for err in t.type_errors)
+        out.extend(_field_finding(doc, ref, err) for err in t.errors)
+        for note in t.notes:
+            if note.reason == Reason.REFERENCE_NOT_FOUND and options.strict and note.severity is Severity.WARNING:
+                note = replace(note, severity=Severity.ERROR)
+            out.append(_note_finding(doc, ref, note, options))
+    return out
+
+
+def _workload_satisfiability(
+    doc: Document,
+    ref: ObjectRef,
+    workload: WorkloadReview,
+    inventory: Inventory | None,
+    inventory_problem: str | None,
+    options: ReviewOptions,
+) -> list[Finding]:
+    """Per pod and per workload: can its pods ever run, and how many at once (the engine's answer)."""
+    return []
 
 
 def review_admission(
@@ -484,7 +599,9 @@ def review_admission(
     if namespace and isinstance(raw.get("metadata"), dict) and not raw["metadata"].get("namespace"):
         raw["metadata"] = {**raw["metadata"], "namespace": namespace}
     doc = Document(obj=raw)
-    if kind not in CHECKED_KINDS:
+    if kind not in DRA_KINDS and workload_kind_for(_str(raw.get("apiVersion")), kind, options.workload_kinds):
+        return _admit_workload(doc, operation, old_obj, inventory, inventory_problem, options, started)
+    if kind not in DRA_KINDS:
         review = ObjectReview(ref=_ref(doc))
         review.findings.append(
             Finding.for_object(review.ref, Severity.WARNING, Reason.UNSUPPORTED_KIND,
@@ -495,7 +612,7 @@ def review_admission(
     opts = options if options.admission else replace(options, admission=True)
     old_model = None
     old_raw: dict[str, Any] | None = None
-    if operation == "UPDATE" and old_obj is not None and kind in CHECKED_KINDS:
+    if operation == "UPDATE" and old_obj is not None and kind in DRA_KINDS:
         old_raw = {**dict(old_obj), "kind": kind}
         old_model = decode_object(kind, old_raw, target=opts.target, create=False).model
     try:
@@ -517,3 +634,52 @@ def review_admission(
     checked.review.findings = _sorted(admission_policy(checked.review.findings, opts.deny))
     checked.review.elapsed_ms = (time.perf_counter() - started) * 1000
     return checked.review
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _template_specs(obj: Mapping[str, Any] | None, row: WorkloadKind) -> list[Any]:
+    return [t.spec for t in find_pod_templates(obj, row)] if obj is not None else []
+
+
+def _admit_workload(
+    doc: Document,
+    operation: str,
+    old_obj: Mapping[str, Any] | None,
+    inventory: Inventory | None,
+    inventory_problem: str | None,
+    options: ReviewOptions,
+    started: float,
+) -> ObjectReview:
+    """A Pod (CREATE) or workload (CREATE, or UPDATE that changes a pod template) at the webhook.
+
+    A Pod's claims and containers cannot change after creation, and a workload update that
+    leaves its templates alone (a scale, a label) makes no new kind of pod: both are allowed
+    without a review.  References resolve against the cluster's claims only (``serve --kube``).
+    """
+    opts = options if options.admission else replace(options, admission=True)
+    ref = _ref(doc)
+    row = workload_kind_for(doc.api_version, doc.kind, opts.workload_kinds)
+    if operation != "CREATE" and row is not None:
+        if (row.kind == "Pod" and row.group == "") or operation != "UPDATE":
+            return ObjectReview(ref=ref)
+        if equal(_template_specs(doc.obj, row), _template_specs(old_obj, row)):
+            return ObjectReview(ref=ref)
+    index = _files_index((), inventory, lint=False)
+    extended = extended_resource_names(inventory.classes.values()) if inventory is not None else frozenset()
+    try:
+        review = _workload_review(doc, inventory, inventory_problem, opts, index, extended)
+    except BudgetExceeded as exc:
+        review = ObjectReview(ref=ref)
+        review.findings.append(
+            Finding.for_object(ref, Severity.WARNING, Reason.BUDGET_EXCEEDED,
+                               f"draguard: the review's time budget ran out ({exc.where}); allowed without a full "
+                               "check", fail_open=exc.where)
+        )
+    if review is None:
+        return ObjectReview(ref=ref)
+    review.findings = _sorted(admission_policy(review.findings, opts.deny))
+    review.elapsed_ms = (time.perf_counter() - started) * 1000
+    return review

@@ -146,7 +146,7 @@ def create_app(state: ServerState) -> FastAPI:
                 call = parse_admission_review(body)
             except BadReview as exc:
                 raise _HttpError(400, "BadRequest", str(exc)) from exc
-            outcome = needs_review(call, route)
+            outcome = needs_review(call, route, state.admission_options.workload_kinds)
             if outcome is None:
                 outcome = await _run_review(call, route, started)
         except _HttpError as exc:

@@ -30,6 +30,7 @@ from ..inventory import (
     WithPotential,
     load_in_cluster,
     load_kube_config,
+    load_workload_kinds,
     open_inventory,
 )
 from ..k8s import FeatureGateError, Target, bulk_allocation, parse_target
@@ -100,6 +101,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="answer as this Kubernetes version's API server would (default 1.36)")
     parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
                         help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
+    parser.add_argument("--workload-kinds", action="append", default=[], metavar="FILE",
+                        help="kinds that embed pod templates beyond the built-in ones (README \"Workloads\")")
     parser.add_argument("--health-port", type=int, default=None, metavar="PORT",
                         help="also serve /healthz, /readyz and /metrics over plain HTTP on this port "
                              "(for kubelet probes when --client-ca is on)")
@@ -197,12 +200,16 @@ def build_state(args: argparse.Namespace) -> ServerState:
         target = parse_target(args.kubernetes_version, args.feature_gates)
     except FeatureGateError as exc:
         raise UsageError(f"--{exc.parameter}: {exc}") from exc
+    try:
+        workload_kinds = load_workload_kinds(args.workload_kinds)
+    except InputError as exc:
+        raise UsageError(f"--workload-kinds: {exc}") from exc
     source = _inventory(args, target)
     lint_token, lint_disabled = _token(args.lint_token_file)
     state = ServerState(
         inventory=source,
         options=ReviewOptions(deny=deny_reasons(args.deny, args.unsatisfiable), mutate=not args.no_mutate,
-                              target=target),
+                              target=target, workload_kinds=workload_kinds),
         deadline_seconds=args.deadline_seconds,
         lint_token=lint_token,
         lint_disabled=lint_disabled,

@@ -20,11 +20,12 @@ Rules (DESIGN.md §5, anchors §6):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..inventory import InventorySource
-from ..k8s import CHECKED_KINDS, JsonError, Severity, describe, loads_json
+from ..k8s import DRA_KINDS, JsonError, Severity, WorkloadKind, describe, loads_json, workload_kind_for
 from ..report import allow, mutation_response, validation_response
 from ..review import ObjectReview, ReviewOptions, review_admission
 from ..satisfy import SEARCH_DEADLINE
@@ -149,11 +150,24 @@ def envelope(call: AdmissionCall, response: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": call.api_version, "kind": "AdmissionReview", "response": response}
 
 
-def needs_review(call: AdmissionCall, route: Route) -> Outcome | None:
-    """The answer for requests that need no pipeline run, or None when one is needed."""
+def _workload(call: AdmissionCall, workload_kinds: Sequence[WorkloadKind]) -> bool:
+    api_version = f"{call.group}/{call.version}" if call.group else call.version
+    return call.kind not in DRA_KINDS and workload_kind_for(api_version, call.kind, workload_kinds) is not None
+
+
+def needs_review(
+    call: AdmissionCall, route: Route, workload_kinds: Sequence[WorkloadKind] = ()
+) -> Outcome | None:
+    """The answer for requests that need no pipeline run, or None when one is needed.
+
+    Pods and workloads (Deployment, Job…, and the operator's ``--workload-kinds``) are reviewed
+    by ``/validate`` only: ``/mutate`` never patches them.
+    """
     if call.operation in ("DELETE", "CONNECT"):
         return Outcome(allow(call.uid), "allowed", "Skipped")
-    if call.group != DRA_GROUP or call.kind not in CHECKED_KINDS:
+    if _workload(call, workload_kinds):
+        return Outcome(allow(call.uid), "allowed", "Skipped") if route == "mutate" else None
+    if call.group != DRA_GROUP or call.kind not in DRA_KINDS:
         warning = f"draguard does not check {call.kind or 'this kind'} objects; allowed without checks"
         return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedKind")
     if call.version != DRA_VERSION:

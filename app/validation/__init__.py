@@ -31,6 +31,13 @@ from ..k8s import (
 )
 from .deviceclass import validate_device_class, validate_device_class_update
 from .lints import lint_claim_spec, lint_resource_slice_spec
+from .pod import (
+    IMPLICIT_EXTENDED_PREFIX,
+    MIRROR_POD_ANNOTATION,
+    effective_requests,
+    is_extended_resource,
+    validate_pod_spec,
+)
 from .resourceclaim import (
     ADMIN_ACCESS_LABEL,
     admin_access_paths,
@@ -46,10 +53,15 @@ from .target import target_scope
 __all__ = [
     "ADMIN_ACCESS_UNVERIFIED",
     "API_SERVER_WARNING",
+    "IMPLICIT_EXTENDED_PREFIX",
+    "MIRROR_POD_ANNOTATION",
     "DRAObject",
     "ValidationContext",
     "ValidationResult",
+    "effective_requests",
+    "is_extended_resource",
     "validate",
+    "validate_pod_spec",
     "validate_update",
 ]
 

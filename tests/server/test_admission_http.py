@@ -142,11 +142,16 @@ def test_delete_and_connect_are_allowed_untouched(served: Served) -> None:
 
 
 def test_unknown_kind_is_allowed_with_a_warning(served: Served) -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {}}
-    review = admission_review(pod, group="", version="v1")
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p", "namespace": "default"}}
+    review = admission_review(config, group="", version="v1")
     response = post(served, "/validate", review)
     assert response["allowed"] is True
-    assert check_warnings(response) == ["draguard does not check Pod objects; allowed without checks"]
+    assert check_warnings(response) == ["draguard does not check ConfigMap objects; allowed without checks"]
+    # a Pod is a checked kind now; one that uses no DRA has nothing to be told
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    response = post(served, "/validate", admission_review(pod, group="", version="v1"))
+    assert response == {"uid": response["uid"], "allowed": True}
     other_version = admission_review(claim("x", request="GPU_x"), version="v1beta2")
     response = post(served, "/validate", other_version)
     assert response["allowed"] is True and "v1beta2" in response["warnings"][0]

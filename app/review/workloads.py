@@ -1,0 +1,298 @@
+"""Pods and the objects that make them: from a manifest to what DRA scheduling will make of it.
+
+Why its own module: a Deployment is not a DRA object, but its pods are what DRA serves.  This
+module reads each pod template of a workload (:mod:`app.k8s.workloads` says where), checks its
+DRA parts as the API server does (:mod:`app.validation`), resolves the claims and templates it
+names, and hands the pod — all its claims, its extended resources, where it may run — to the
+engine (:mod:`app.satisfy`).  Everything it finds is reported on the workload itself, with field
+paths into its template (``spec.template.spec.resourceClaims[0]``).
+
+What counts as "uses DRA": an entry in ``resourceClaims``, a container's ``resources.claims``, or
+a container request for a DeviceClass-backed extended resource (the implicit
+``deviceclass.resource.kubernetes.io/<class>`` name, or a class's ``extendedResourceName``).
+Other pods are skipped as before: draguard has nothing to say about them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..inventory import ClusterState, ObjectKey
+from ..k8s import (
+    AllocationResult,
+    FieldError,
+    Note,
+    Path,
+    PodSpec,
+    PodTemplateRef,
+    Reason,
+    ResourceClaimSpec,
+    Severity,
+    WorkloadKind,
+    decode_pod_spec,
+    find_pod_templates,
+    workload_kind_for,
+)
+from ..validation import IMPLICIT_EXTENDED_PREFIX, validate_pod_spec
+
+__all__ = [
+    "ClaimIndex",
+    "KnownClaim",
+    "PodTemplateReview",
+    "ResolvedClaim",
+    "WorkloadReview",
+    "extended_resource_names",
+    "read_workload",
+]
+
+
+# ---------------------------------------------------------------------------- references
+@dataclass(frozen=True, slots=True)
+class KnownClaim:
+    """A ResourceClaim or ResourceClaimTemplate a pod may name, wherever it was found."""
+
+    spec: ResourceClaimSpec | None
+    """The claim's spec (a template's ``spec.spec``); None when it cannot be read."""
+    allocation: AllocationResult | None = None
+    rejected: str = ""
+    """Why the API server would refuse the object itself (then it never exists in the cluster)."""
+
+
+@dataclass(frozen=True)
+class ClaimIndex:
+    """The claims and templates references resolve against, and whether absence is a fact.
+
+    In lint the run's files and the inventory folder *are* the cluster being described, so a
+    name found in none of them is reported (a warning: GitOps tools apply in any order, the
+    object may come later).  At the webhook only the cluster counts, and only when its claims
+    were read completely (``serve --kube``): without that draguard cannot tell "absent" from
+    "not known" and says nothing about references.
+    """
+
+    claims: Mapping[ObjectKey, KnownClaim] = field(default_factory=dict)
+    templates: Mapping[ObjectKey, KnownClaim] = field(default_factory=dict)
+    complete: bool = False
+    scope: str = "the cluster"
+    """Words for messages: where the name was looked for."""
+
+    @classmethod
+    def build(cls, files_claims: Mapping[ObjectKey, KnownClaim], files_templates: Mapping[ObjectKey, KnownClaim],
+              cluster: ClusterState, *, lint: bool) -> ClaimIndex:
+        claims: dict[ObjectKey, KnownClaim] = {
+            key: KnownClaim(held.spec, held.allocation) for key, held in cluster.claims.items()
+        }
+        templates: dict[ObjectKey, KnownClaim] = {key: KnownClaim(spec) for key, spec in cluster.templates.items()}
+        claims.update(files_claims)  # the files describe what is about to be applied
+        templates.update(files_templates)
+        if lint:
+            return cls(claims, templates, True, "the linted files or the inventory")
+        return cls(claims, templates, cluster.known, "the cluster")
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedClaim:
+    """One entry of the pod's ``resourceClaims`` with the spec it names (the engine's input)."""
+
+    name: str
+    spec: ResourceClaimSpec
+    origin: str
+    """``template "gpu"`` / ``claim "shared-gpu"``: how messages name it."""
+    path: Path
+    shared: bool
+    allocation: AllocationResult | None = None
+    key: str = ""
+
+
+# ---------------------------------------------------------------------------- reading
+def extended_resource_names(classes: Iterable[Any]) -> frozenset[str]:
+    """The explicit ``extendedResourceName`` of every DeviceClass given (models or raw objects)."""
+    names: set[str] = set()
+    for dc in classes:
+        spec = getattr(dc, "spec", None)
+        name = getattr(spec, "extended_resource_name", None) if spec is not None else None
+        if name is None and isinstance(dc, Mapping):
+            raw = dc.get("spec")
+            name = raw.get("extendedResourceName") if isinstance(raw, Mapping) else None
+        if isinstance(name, str) and name:
+            names.add(name)
+    return frozenset(names)
+
+
+def _resources_use_dra(resources: Any, extended: frozenset[str]) -> bool:
+    if not isinstance(resources, Mapping):
+        return False
+    if resources.get("claims"):
+        return True
+    for table in (resources.get("requests"), resources.get("limits")):
+        if isinstance(table, Mapping):
+            for name in table:
+                if isinstance(name, str) and (name.startswith(IMPLICIT_EXTENDED_PREFIX) or name in extended):
+                    return True
+    return False
+
+
+def uses_dra(spec: Any, extended: frozenset[str]) -> bool:
+    """Whether a raw pod spec asks anything of DRA (a cheap look before any decoding)."""
+    if not isinstance(spec, Mapping):
+        return False
+    if spec.get("resourceClaims"):
+        return True
+    if _resources_use_dra(spec.get("resources"), extended):
+        return True
+    for key in ("containers", "initContainers"):
+        containers = spec.get(key)
+        if isinstance(containers, list):
+            for c in containers:
+                if isinstance(c, Mapping) and _resources_use_dra(c.get("resources"), extended):
+                    return True
+    return False
+
+
+@dataclass
+class PodTemplateReview:
+    """What one pod template (or a Pod's own spec) gives, before the engine is asked."""
+
+    template: PodTemplateRef
+    spec: PodSpec | None = None
+    unknown_fields: list[Path] = field(default_factory=list)
+    type_errors: list[FieldError] = field(default_factory=list)
+    errors: list[FieldError] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    claims: list[ResolvedClaim] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    """Entries whose claim or template could not be read: the pod's claims are not all known."""
+
+    @property
+    def valid(self) -> bool:
+        return self.spec is not None and not self.errors and not self.type_errors
+
+
+@dataclass
+class WorkloadReview:
+    """A workload (or a Pod) that uses DRA: its row and the review of each pod template."""
+
+    row: WorkloadKind
+    namespace: str
+    templates: list[PodTemplateReview]
+
+    @property
+    def is_pod(self) -> bool:
+        return self.row.kind == "Pod" and self.row.group == ""
+
+
+def read_workload(
+    obj: Mapping[str, Any],
+    api_version: str,
+    kind: str,
+    namespace: str,
+    *,
+    extra_kinds: Sequence[WorkloadKind],
+    extended: frozenset[str],
+    index: ClaimIndex,
+) -> WorkloadReview | None:
+    """The workload's DRA review, or None when it is not a workload or uses no DRA."""
+    row = workload_kind_for(api_version, kind, extra_kinds)
+    if row is None:
+        return None
+    templates = find_pod_templates(obj, row)
+    if not any(uses_dra(t.spec, extended) for t in templates):
+        return None
+    is_pod = row.kind == "Pod" and row.group == ""
+    out = WorkloadReview(row, namespace, [])
+    for template in templates:
+        if not uses_dra(template.spec, extended):
+            continue
+        out.templates.append(_review_template(template, namespace, index, pod_meta=obj.get("metadata") if is_pod else None))
+    return out
+
+
+def _annotations(meta: Any) -> dict[str, str] | None:
+    if not isinstance(meta, Mapping):
+        return {}
+    raw = meta.get("annotations")
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+
+
+def _review_template(template: PodTemplateRef, namespace: str, index: ClaimIndex, pod_meta: Any) -> PodTemplateReview:
+    review = PodTemplateReview(template)
+    decoded = decode_pod_spec(template.spec, template.spec_path)
+    review.unknown_fields = decoded.unknown_fields
+    review.type_errors = decoded.type_errors
+    if decoded.model is None:
+        return review
+    review.spec = decoded.model
+    annotations = _annotations(pod_meta) if pod_meta is not None else None
+    review.errors = validate_pod_spec(decoded.model, template.spec_path, annotations=annotations)
+    if not review.errors and not review.unknown_fields:  # the API server refuses it: nothing to resolve
+        _resolve(review, decoded.model, namespace, index)
+    return review
+
+
+def _resolve(review: PodTemplateReview, spec: PodSpec, namespace: str, index: ClaimIndex) -> None:
+    """Find what each entry names; report the missing and the impossible request references."""
+    base = review.template.spec_path.child("resourceClaims")
+    by_entry: dict[str, ResourceClaimSpec] = {}
+    for i, entry in enumerate(spec.resource_claims):
+        path = base.index(i)
+        by_name, by_template = entry.resource_claim_name, entry.resource_claim_template_name
+        if (by_name is None) == (by_template is None) or not entry.name:
+            review.unresolved.append(entry.name)
+            continue  # invalid entry: validation says so
+        shared = by_name is not None
+        target = by_name if by_name is not None else by_template
+        assert target is not None
+        table = index.claims if shared else index.templates
+        what = "ResourceClaim" if shared else "ResourceClaimTemplate"
+        field_path = path.child("resourceClaimName" if shared else "resourceClaimTemplateName")
+        known = table.get((namespace, target))
+        if known is None or known.rejected:
+            review.unresolved.append(entry.name)
+            if known is not None:
+                review.notes.append(Note(
+                    Reason.REFERENCE_NOT_FOUND,
+                    f"{what} \"{target}\" is among {index.scope} but the API server would reject it "
+                    f"({known.rejected}), so it will never exist: pod claim \"{entry.name}\" waits for it forever",
+                    field_path, Severity.WARNING))
+            elif index.complete:
+                review.notes.append(Note(
+                    Reason.REFERENCE_NOT_FOUND,
+                    f"{what} \"{target}\" (namespace {namespace}) is in none of {index.scope}: pods wait without an "
+                    f"event from the scheduler until it is created" if shared else
+                    f"{what} \"{target}\" (namespace {namespace}) is in none of {index.scope}: no claim can be made "
+                    f"for pod claim \"{entry.name}\", and the pods wait (event FailedResourceClaimCreation)",
+                    field_path, Severity.WARNING))
+            continue
+        if known.spec is None:
+            review.unresolved.append(entry.name)
+            continue
+        by_entry[entry.name] = known.spec
+        origin = f'claim "{target}"' if shared else f'template "{target}"'
+        review.claims.append(ResolvedClaim(entry.name, known.spec, origin, path, shared,
+                                           known.allocation if shared else None,
+                                           f"{namespace}/{target}" if shared else ""))
+    _request_references(review, spec, by_entry)
+
+
+def _request_references(review: PodTemplateReview, spec: PodSpec, by_entry: Mapping[str, ResourceClaimSpec]) -> None:
+    """A container that names a request its claim's (immutable) spec does not have can never run."""
+    base = review.template.spec_path
+    for field_name, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, container in enumerate(containers):
+            if container.resources is None:
+                continue
+            for j, ref in enumerate(container.resources.claims):
+                claim = by_entry.get(ref.name)
+                if not ref.request or claim is None:
+                    continue
+                names = [r.name for r in claim.devices.requests]
+                if ref.request in names:
+                    continue
+                path = base.child(field_name).index(i).child("resources", "claims").index(j).child("request")
+                have = ", ".join(f'"{n}"' for n in names) or "none"
+                review.notes.append(Note(
+                    Reason.REFERENCE_NOT_FOUND,
+                    f"container \"{container.name}\" asks for request \"{ref.request}\" of pod claim \"{ref.name}\", whose "
+                    f"spec has no such request (requests: {have}); claim specs are immutable, so this never resolves",
+                    path, Severity.ERROR))
