@@ -107,6 +107,8 @@ from .models import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    NodeSpec,
+    NodeStatus,
     ObjectMeta,
     OpaqueDeviceConfiguration,
     QuantityField,
@@ -118,6 +120,8 @@ from .models import (
     ResourcePool,
     ResourceSlice,
     ResourceSliceSpec,
+    Taint,
+    Toleration,
 )
 from .pod import (
     Affinity,
@@ -128,7 +132,6 @@ from .pod import (
     PodSpec,
     PodSpecDecode,
     ResourceRequirements,
-    Toleration,
     decode_pod_spec,
 )
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
@@ -219,6 +222,8 @@ __all__ = [
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
+    "NodeSpec",
+    "NodeStatus",
     "Note",
     "ObjectMeta",
     "ObjectRef",
@@ -245,6 +250,7 @@ __all__ = [
     "ResourceSliceSpec",
     "Severity",
     "Structural",
+    "Taint",
     "Target",
     "Toleration",
     "WorkloadKind",

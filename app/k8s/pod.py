@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .field import ErrorType, FieldError, Path
-from .models import NodeSelector, QuantityField
+from .models import NodeSelector, QuantityField, Toleration
 from .structure import loc_to_path, type_error
 from .tree import deep_copy
 
@@ -33,7 +33,6 @@ __all__ = [
     "PodSpec",
     "PodSpecDecode",
     "ResourceRequirements",
-    "Toleration",
     "decode_pod_spec",
 ]
 
@@ -81,14 +80,6 @@ class PodResourceClaim(_Strict):
     name: str = ""
     resource_claim_name: str | None = Field(None, alias="resourceClaimName")
     resource_claim_template_name: str | None = Field(None, alias="resourceClaimTemplateName")
-
-
-class Toleration(_Strict):
-    key: str = ""
-    operator: str = ""
-    value: str = ""
-    effect: str = ""
-    toleration_seconds: int | None = Field(None, alias="tolerationSeconds")
 
 
 class NodeAffinity(_Lax):
