@@ -107,6 +107,8 @@ from .models import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    NodeSpec,
+    NodeStatus,
     ObjectMeta,
     OpaqueDeviceConfiguration,
     QuantityField,
@@ -118,6 +120,8 @@ from .models import (
     ResourcePool,
     ResourceSlice,
     ResourceSliceSpec,
+    Taint,
+    Toleration,
 )
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from .reasons import REASONS, Family, Reason, ReasonInfo, Severity, family_of, reason_anchor
@@ -190,6 +194,8 @@ __all__ = [
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
+    "NodeSpec",
+    "NodeStatus",
     "Note",
     "ObjectMeta",
     "ObjectRef",
@@ -211,7 +217,9 @@ __all__ = [
     "ResourceSliceSpec",
     "Severity",
     "Structural",
+    "Taint",
     "Target",
+    "Toleration",
     "aggregate_texts",
     "apply_defaults",
     "budget_scope",
