@@ -22,6 +22,7 @@ from ..k8s import (
     FieldError,
     Note,
     Path,
+    Reason,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -51,8 +52,6 @@ from .selectors import unchecked_selector_notes
 from .target import target_scope
 
 __all__ = [
-    "ADMIN_ACCESS_UNVERIFIED",
-    "API_SERVER_WARNING",
     "IMPLICIT_EXTENDED_PREFIX",
     "MIRROR_POD_ANNOTATION",
     "DRAObject",
@@ -67,8 +66,6 @@ __all__ = [
 
 DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
 
-ADMIN_ACCESS_UNVERIFIED = "AdminAccessUnverified"
-API_SERVER_WARNING = "APIServerWarning"
 _ADMIN_MESSAGE = (
     f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
 )
@@ -168,7 +165,7 @@ def _admin_access(
     if labels is None:
         notes = [
             Note(
-                reason=ADMIN_ACCESS_UNVERIFIED,
+                reason=Reason.ADMIN_ACCESS_UNVERIFIED,
                 message=(
                     f"adminAccess is requested; the API server rejects this unless namespace {namespace!r} has "
                     f'the label `{ADMIN_ACCESS_LABEL}: "true"` — not checked, the Namespace was not among the inputs'
@@ -190,7 +187,7 @@ def _driver_warnings(obj: ResourceSlice) -> list[Note]:
     if driver != driver.lower():
         return [
             Note(
-                reason=API_SERVER_WARNING,
+                reason=Reason.API_SERVER_WARNING,
                 message=f'driver names should be lowercase; "{driver}" contains uppercase characters',
                 path=Path.root("spec", "driver"),
                 severity=Severity.WARNING,
