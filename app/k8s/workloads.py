@@ -100,15 +100,18 @@ def api_group(api_version: str) -> str:
     return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
 
 
+_BUILTIN_BY_KEY = {(row.group, row.kind): row for row in BUILTIN_WORKLOAD_KINDS}
+
+
 def workload_kind_for(
     api_version: str, kind: str, extra: Sequence[WorkloadKind] = ()
 ) -> WorkloadKind | None:
     """The row for an object, operator rows first (they may refine a built-in kind)."""
-    group = api_group(api_version)
-    for row in (*extra, *BUILTIN_WORKLOAD_KINDS):
+    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    for row in extra:
         if row.kind == kind and row.group == group:
             return row
-    return None
+    return _BUILTIN_BY_KEY.get((group, kind))
 
 
 @dataclass(frozen=True, slots=True)

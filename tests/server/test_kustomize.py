@@ -66,8 +66,8 @@ def ca_bundles_rendered(docs: list[dict[str, Any]]) -> list[Any]:
 @pytest.mark.parametrize("mode", CERT_MODES)
 def test_certificate_modes_leave_ca_bundle_to_their_owner(tmp_path: Path, mode: str) -> None:
     """A re-applied empty caBundle would blank the injected one: the modes that own it drop it."""
-    assert ca_bundles_rendered(render(tmp_path / "base", [])) == [""] * 4  # for `draguard certs --patch`
-    assert ca_bundles_rendered(render(tmp_path / mode, [mode])) == [None] * 4
+    assert ca_bundles_rendered(render(tmp_path / "base", [])) == [""] * 5  # for `draguard certs --patch`
+    assert ca_bundles_rendered(render(tmp_path / mode, [mode])) == [None] * 5
 
 
 def test_every_component_directory_is_a_component() -> None:

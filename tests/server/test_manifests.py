@@ -94,24 +94,31 @@ def test_webhook_settings(docs: list[dict[str, Any]]) -> None:
         else:  # cluster-scoped: a namespaceSelector would not apply; unchanged specs are skipped
             assert scopes == {"Cluster"} and "namespaceSelector" not in hook
             assert [c["name"] for c in hook["matchConditions"]] == ["spec-changed"]
+        if hook["name"] == "workloads.validate.draguard.dev":
+            assert [c["name"] for c in hook["matchConditions"]] == ["template-changed", "uses-dra"]
         for rule in hook["rules"]:
-            assert rule["apiGroups"] == ["resource.k8s.io"]
+            assert rule["apiGroups"] in (["resource.k8s.io"], [""], ["apps"], ["batch"])
             for res in rule["resources"]:
                 if kind.startswith("Mutating"):
                     continue
                 seen[res] = {"ops": set(rule["operations"]), "policy": hook["failurePolicy"], "name": hook["name"]}
     assert seen["resourceclaims"]["policy"] == "Fail"
     assert seen["resourceslices"]["policy"] == "Ignore"
+    assert seen["pods"]["policy"] == "Ignore"  # an outage must never stop the cluster's pods
     validate_ops = {r: s["ops"] for r, s in seen.items()}
+    workloads = ("replicationcontrollers", "podtemplates", "deployments", "replicasets", "statefulsets",
+                 "daemonsets", "jobs", "cronjobs")
     assert validate_ops == {
         "resourceclaims": {"CREATE"}, "resourceclaimtemplates": {"CREATE"},
         "resourceslices": {"CREATE", "UPDATE"}, "deviceclasses": {"CREATE", "UPDATE"},
+        "pods": {"CREATE"}, **{w: {"CREATE", "UPDATE"} for w in workloads},
     }
+    assert {seen[w]["policy"] for w in workloads} == {"Ignore"}
     mutating = [h for k, h in webhooks(docs) if k.startswith("Mutating")]
     assert len(mutating) == 1 and mutating[0]["failurePolicy"] == "Ignore"
     # every failurePolicy choice is explained in a comment
     text = (MANIFESTS / "webhooks.yaml").read_text()
-    for word in ("claims", "ResourceSlices", "DeviceClasses", "mutation"):
+    for word in ("claims", "ResourceSlices", "DeviceClasses", "mutation", "workloads"):
         assert re.search(rf"#.*{word}.*: (Fail|Ignore)\.", text), word
 
 
