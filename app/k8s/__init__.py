@@ -120,6 +120,7 @@ from .models import (
 )
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from .structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
+from .templates import TEMPLATE_MESSAGE, UNRENDERED_TEMPLATE
 from .tree import compact_json, deep_copy, depth, describe, equal, json_length
 from .versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
 
@@ -138,7 +139,9 @@ __all__ = [
     "OMIT",
     "SERVED_VERSIONS",
     "SUPPORTED_VERSIONS",
+    "TEMPLATE_MESSAGE",
     "UINT64_MAX",
+    "UNRENDERED_TEMPLATE",
     "V1",
     "V1BETA1",
     "V1BETA2",
