@@ -106,6 +106,8 @@ from .models import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    NodeSpec,
+    NodeStatus,
     ObjectMeta,
     OpaqueDeviceConfiguration,
     QuantityField,
@@ -117,6 +119,8 @@ from .models import (
     ResourcePool,
     ResourceSlice,
     ResourceSliceSpec,
+    Taint,
+    Toleration,
 )
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from .structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
@@ -189,6 +193,8 @@ __all__ = [
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
+    "NodeSpec",
+    "NodeStatus",
     "Note",
     "ObjectMeta",
     "ObjectRef",
@@ -209,7 +215,9 @@ __all__ = [
     "ResourceSliceSpec",
     "Severity",
     "Structural",
+    "Taint",
     "Target",
+    "Toleration",
     "aggregate_texts",
     "apply_defaults",
     "budget_scope",
