@@ -63,7 +63,8 @@ spec:
   template: {spec: {containers: [{name: c, image: x, resources: {limits: {cpu: "1", nvidia.com/gpu: 1}}}]}}
 """
     review = lint(TEMPLATE, deployment(), plain)
-    assert review.summary() == {"objects": 2, "errors": 0, "warnings": 0}
+    assert review.summary() == {"objects": 2, "errors": 0, "warnings": 0, "notes": 0, "skipped": 1}
+    assert [r.name for r in review.skipped] == ["web"]
     assert [o.ref.kind for o in review.objects] == ["ResourceClaimTemplate", "Deployment"]
     assert review.objects[1].ref.namespace == "default"
 
