@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from draguard.inventory import files, stream
 from draguard.inventory.files import iter_paths, load_paths
 from draguard.k8s import MAX_DOCUMENTS, decode_bytes
