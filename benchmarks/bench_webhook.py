@@ -196,10 +196,27 @@ def ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
 
-def interleaved(servers: dict[str, tuple[int, str]], bodies: list[bytes], seconds: float, clients: int,
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def interleaved(servers: dict[str, tuple[int, str, int]], bodies: list[bytes], seconds: float, clients: int,
                 order: list[str]) -> dict[str, dict[str, float]]:
-    """One load run per server, back to back in ``order`` (alternated between repeats)."""
-    return {name: load(*servers[name], bodies, seconds, clients) for name in order}
+    """One load run per server, back to back in ``order`` (alternated between repeats); besides
+    the client's view, the server's own CPU time per review — steadier than wall-clock figures
+    on a shared machine, since other jobs' time is not counted in it."""
+    out = {}
+    for name in order:
+        port, ca, pid = servers[name]
+        before = cpu_seconds(pid)
+        row = load(port, ca, bodies, seconds, clients)
+        done = row["reviews_per_s"] * seconds
+        row["server_cpu_us"] = round((cpu_seconds(pid) - before) / done * 1e6, 1) if done else float("nan")
+        out[name] = row
+    return out
 
 
 def median_of(rows: list[dict[str, float]], key: str) -> float:
@@ -226,6 +243,10 @@ def summary(args: argparse.Namespace, bodies: list[bytes], starts: list[float], 
             f"{median_of(fl, 'reviews_per_s'):.0f}/s; p50 {median_of(dg, 'p50_ms'):.2f} ms ({p50_ratio:.2f}x floor "
             f"{median_of(fl, 'p50_ms'):.2f}), p99 {median_of(dg, 'p99_ms'):.2f} ms ({p99_ratio:.2f}x floor "
             f"{median_of(fl, 'p99_ms'):.2f}); errors {sum(r['errors'] for r in dg + fl)}")
+        cpu_ratio = statistics.median(ratio(r["draguard"]["server_cpu_us"], r["floor"]["server_cpu_us"]) for r in rows)
+        out.append(f"  server CPU per review: draguard {median_of(dg, 'server_cpu_us'):.0f} us, floor "
+                   f"{median_of(fl, 'server_cpu_us'):.0f} us ({cpu_ratio:.2f}x; draguard's own work "
+                   f"{median_of(dg, 'server_cpu_us') - median_of(fl, 'server_cpu_us'):.0f} us)")
         out.append("  per run (draguard/floor reviews/s): " + ", ".join(
             f"{r['draguard']['reviews_per_s']:.0f}/{r['floor']['reviews_per_s']:.0f}" for r in rows))
     if mem:
@@ -261,8 +282,8 @@ def main() -> int:
             try:
                 starts.append(startup)
                 rss_ready.append(rss)
-                servers = {"draguard": (port, ca), "floor": (floor_port, floor_ca)}
-                for p, c in servers.values():
+                servers = {"draguard": (port, ca, proc.pid), "floor": (floor_port, floor_ca, floor_proc.pid)}
+                for p, c, _ in servers.values():
                     conn = Connection(p, c)
                     for b in bodies:  # warm: compile selectors, fill the caches
                         conn.post("/validate", b)
