@@ -104,7 +104,10 @@ def lint(command: list[str], corpus: Path, entry: dict[str, Any], timeout: float
                           check=False)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"exit {proc.returncode}: {shlex.join(argv)}: {(proc.stderr or proc.stdout)[-800:]}")
-    findings: list[dict[str, Any]] = json.loads(proc.stdout)["findings"]
+    try:
+        findings: list[dict[str, Any]] = json.loads(proc.stdout)["findings"]
+    except (ValueError, KeyError, TypeError) as exc:  # a crash exits 1 too: say what it printed
+        raise RuntimeError(f"unreadable report ({exc}) from {shlex.join(argv)}: {proc.stderr[-800:]}") from exc
     return findings
 
 
