@@ -19,7 +19,7 @@ from .kubeconfig import (
     make_client,
 )
 from .potential import WithPotential, load_potential
-from .records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from .records import AttrValue, DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
@@ -38,6 +38,7 @@ __all__ = [
     "KubeConfigError",
     "NoInventory",
     "NodeGroup",
+    "NodeInfo",
     "ObjectKey",
     "PoolKey",
     "PoolRecord",
