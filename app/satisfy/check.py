@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from ..k8s import Note, Path, Reason, ResourceClaimSpec, Severity
 from .candidates import Candidates, Status, candidates_for, content_key
-from .constraints import build_constraints, lookup_attribute
+from .constraints import build_constraints, in_scope, lookup_attribute
 from .doubts import find_doubts
 from .explain import explain_alternative, explain_combination
 from .notes import capacity_notes
@@ -69,7 +69,7 @@ class _Claim:
         self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
 
     def in_scope(self, scope: Sequence[str], alt: Alternative) -> bool:
-        return not scope or alt.request in scope or (alt.sub is not None and f"{alt.request}/{alt.sub}" in scope)
+        return in_scope(scope, alt)
 
     def _set_semantics(self, scope: Sequence[str]) -> bool:
         """1.36's per-request distinct state equals "all different" when each request picks one device."""
