@@ -18,6 +18,7 @@ from .kubeconfig import (
     load_kube_config,
     make_client,
 )
+from .nodeselect import match_node_selector
 from .potential import WithPotential, load_potential
 from .records import AttrValue, DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
@@ -51,6 +52,7 @@ __all__ = [
     "load_paths",
     "load_potential",
     "make_client",
+    "match_node_selector",
     "open_inventory",
     "status_message",
 ]

@@ -19,6 +19,7 @@ from .pod import (
     PodVerdict,
     ReplicaCount,
 )
+from .podcheck import check_pod
 
 __all__ = [
     "SEARCH_DEADLINE",
@@ -31,5 +32,6 @@ __all__ = [
     "PodVerdict",
     "ReplicaCount",
     "check_claim_spec",
+    "check_pod",
     "policy_defaults",
 ]

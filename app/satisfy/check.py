@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from ..k8s import Note, Path, Reason, ResourceClaimSpec, Severity
 from .candidates import Candidates, Status, candidates_for, content_key
-from .constraints import build_constraints, in_scope, lookup_attribute
+from .constraints import ConstraintState, build_constraints, in_scope, lookup_attribute
 from .doubts import find_doubts
 from .explain import explain_alternative, explain_combination
 from .notes import capacity_notes
-from .plan import Alternative, RequestPlan, plan_claim
-from .search import Outcome, search_group
+from .plan import RequestPlan, plan_claim
+from .search import NOTHING_HELD, Held, Outcome, search_group
 
 __all__ = ["SEARCH_DEADLINE", "SEARCH_UNDECIDED", "check_claim_spec"]
 
@@ -39,10 +39,12 @@ _MAX_POOL_ORDERS = 24
 
 
 class _Claim:
-    """Everything derived from the claim once: plans, candidates, constraint facts, keys."""
+    """Everything derived once from the claims of one search (one claim, or all of a pod's):
+    plans, candidates, constraint facts, keys."""
 
-    def __init__(self, spec: ResourceClaimSpec, plans: list[RequestPlan], inventory: Inventory) -> None:
-        self.spec = spec
+    def __init__(self, spec: ResourceClaimSpec | Sequence[ResourceClaimSpec], plans: list[RequestPlan], inventory: Inventory) -> None:
+        self.specs = [spec] if isinstance(spec, ResourceClaimSpec) else list(spec)
+        self.spec = self.specs[0]
         self.plans = plans
         self.inventory = inventory
         self.cands: dict[int, Candidates] = {alt.key: candidates_for(alt, inventory) for p in plans for alt in p.alternatives}
@@ -50,9 +52,9 @@ class _Claim:
         for c in self.cands.values():
             unique.setdefault(id(c), c)
         self.unique = list(unique.values())
-        self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for c in spec.devices.constraints)
-        self.distinct = [c for c in spec.devices.constraints if c.distinct_attribute]
-        self.exact_distinct = all(self._set_semantics(c.requests) for c in self.distinct)
+        self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for s in self.specs for c in s.devices.constraints)
+        self.distinct = [(i, c) for i, s in enumerate(self.specs) for c in s.devices.constraints if c.distinct_attribute]
+        self.exact_distinct = all(self._set_semantics(i, c.requests) for i, c in self.distinct)
         reads: set[tuple[str, str]] | None = set()
         for c in self.unique:
             if c.reads is None or reads is None:
@@ -68,13 +70,15 @@ class _Claim:
         self._interned: dict[object, int] = {}
         self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
 
-    def in_scope(self, scope: Sequence[str], alt: Alternative) -> bool:
-        return in_scope(scope, alt)
+    def constraints(self) -> list[ConstraintState]:
+        """Fresh constraint states of every claim (each tagged with its claim)."""
+        return [c for i, s in enumerate(self.specs) for c in build_constraints(s.devices.constraints, i)]
 
-    def _set_semantics(self, scope: Sequence[str]) -> bool:
+    def _set_semantics(self, claim: int, scope: Sequence[str]) -> bool:
         """1.36's per-request distinct state equals "all different" when each request picks one device."""
         return all(
-            not alt.all_mode and alt.count == 1 for p in self.plans for alt in p.alternatives if self.in_scope(scope, alt)
+            not alt.all_mode and alt.count == 1
+            for p in self.plans if p.claim == claim for alt in p.alternatives if in_scope(scope, alt)
         )
 
     def dev_key(self, dev: DeviceRecord) -> int:
@@ -165,8 +169,8 @@ def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> bool:
         if not possible:
             return True
     if claim.exact_distinct:
-        for c in claim.distinct:
-            scoped = [p for p in claim.plans if all(claim.in_scope(c.requests, a) for a in p.alternatives)]
+        for ci, c in claim.distinct:
+            scoped = [p for p in claim.plans if p.claim == ci and all(in_scope(c.requests, a) for a in p.alternatives)]
             values = {
                 lookup_attribute(d, c.distinct_attribute or "")
                 for p in scoped
@@ -196,7 +200,7 @@ def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[Dev
     return orders, True
 
 
-def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None) -> tuple[Outcome, bool]:
+def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
     """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
     inventory = claim.inventory
     devices = [inventory.devices[i] for i in group.devices]
@@ -204,15 +208,16 @@ def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None) -> tuple
     if not has_error and _quick_unsat(claim, devices):
         return Outcome("unsat", depth=0), True
     faithful = has_error or not claim.exact_distinct
-    constraints = claim.spec.devices.constraints
     if not faithful:
         keys = {d.index: claim.dev_key(d) for d in devices}
-        out = search_group(inventory, claim.plans, claim.cands, devices, build_constraints(constraints), deadline=deadline, prune=True, keys=keys)
+        out = search_group(inventory, claim.plans, claim.cands, devices, claim.constraints(), deadline=deadline, prune=True,
+                           keys=keys, held=held)
         return out, True
     orders, complete = _pool_orders(devices, _MAX_POOL_ORDERS)
     outcomes: list[Outcome] = []
     for order in orders:
-        out = search_group(inventory, claim.plans, claim.cands, order, build_constraints(constraints), deadline=deadline, prune=False)
+        out = search_group(inventory, claim.plans, claim.cands, order, claim.constraints(), deadline=deadline, prune=False,
+                           held=held)
         if out.kind in ("ok", "deadline"):
             return out, True
         outcomes.append(out)

@@ -27,7 +27,7 @@ from .candidates import Candidates, Entry, Status
 from .constraints import ConstraintState
 from .plan import Alternative, RequestPlan
 
-__all__ = ["MAX_DEVICES", "Held", "Outcome", "SearchAbort", "search_group"]
+__all__ = ["MAX_DEVICES", "NOTHING_HELD", "Held", "Outcome", "SearchAbort", "search_group"]
 
 MAX_DEVICES = 32
 _MEMO_LIMIT = 200_000  # failed states remembered per search; bounds memory, not correctness
