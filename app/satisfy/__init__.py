@@ -20,6 +20,7 @@ from .pod import (
     ReplicaCount,
 )
 from .podcheck import check_pod
+from .replicas import count_replicas
 
 __all__ = [
     "SEARCH_DEADLINE",
@@ -33,5 +34,6 @@ __all__ = [
     "ReplicaCount",
     "check_claim_spec",
     "check_pod",
+    "count_replicas",
     "policy_defaults",
 ]

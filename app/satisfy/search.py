@@ -55,7 +55,8 @@ class Outcome:
     """How many requests the best attempt placed (for explanations)."""
     stalled: str = ""
     """The request at which the best attempt stalled."""
-    picks: list[tuple[str, DeviceRecord]] = field(default_factory=list)
+    picks: list[tuple[Alternative, Entry]] = field(default_factory=list)
+    """For ``ok``: the first solution, pick by pick (replica counting holds these devices)."""
     alt: Alternative | None = None
     """For ``error``: the request alternative whose selectors failed."""
     claim: int = 0
@@ -118,7 +119,7 @@ class _Search:
         self.steps = 0
         self.depth = 0
         self.stalled = ""
-        self.picks: list[tuple[str, DeviceRecord]] = []
+        self.picks: list[tuple[Alternative, Entry]] = []
         self._lists: dict[int, list[Entry]] = {}
         self._signatures: dict[int, object] = {}
         self.failed: set[object] = set()
@@ -211,7 +212,7 @@ class _Search:
         ck = (alt.claim, dev.index)
         self.claim_picked[ck] = self.claim_picked.get(ck, 0) + 1
         self.results[alt.claim] += 1
-        self.picks.append((alt.display, dev))
+        self.picks.append((alt, entry))
         return _Undo(added, charge_counters)
 
     def _unplace(self, alt: Alternative, entry: Entry, undo: _Undo) -> None:
