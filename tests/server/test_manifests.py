@@ -67,6 +67,7 @@ def test_service_deployment_and_webhooks_line_up(docs: list[dict[str, Any]]) -> 
     named = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert named[port["targetPort"]] == 8443
     assert "--port=8443" in container["args"]
+    assert container["args"][0] == "serve"  # the image's entrypoint is `draguard`
     # every webhook calls this Service on 443 at a route the server has
     for kind, hook in webhooks(docs):
         ref = hook["clientConfig"]["service"]
