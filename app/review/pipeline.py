@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..inventory import Inventory, build_inventory
+from ..inventory import Inventory, build_inventory, carry_cluster
 from ..k8s import (
     CHECKED_KINDS,
     DEFAULT_TARGET,
@@ -470,7 +470,8 @@ def review_documents(
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
     if inventory is not None and merge_inventory_objects and extra_inventory:
-        inventory = build_inventory(_merged(inventory_objects, extra_inventory), target=options.target)
+        inventory = carry_cluster(build_inventory(_merged(inventory_objects, extra_inventory), target=options.target),
+                                  inventory)
     for item in checked:
         started = time.perf_counter()
         _satisfiability(item, inventory, inventory_problem, options)
