@@ -156,18 +156,23 @@ def _class_notes(plans: Sequence[RequestPlan], inventory: Inventory, strict: boo
     return notes
 
 
-def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> bool:
-    """Cheap necessary conditions: enough matching devices per request, enough distinct values."""
+def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> str | None:
+    """Cheap necessary conditions: enough matching devices per request, enough distinct values.
+    The answer says which failed (it becomes the explanation when every node fails this way)."""
     for plan in claim.plans:
         possible = False
+        best = 0
         for alt in plan.alternatives:
             cand = claim.cands[alt.key]
             n = sum(1 for d in devices if cand.entry(d).status is Status.OK)
+            best = max(best, n)
             if (alt.all_mode and n > 0) or (not alt.all_mode and n >= alt.count):
                 possible = True
                 break
         if not possible:
-            return True
+            need = min((1 if a.all_mode else a.count) for a in plan.alternatives) if plan.alternatives else 1
+            return (f'request "{plan.name}": this node has {best} usable device{"s" if best != 1 else ""} for it, '
+                    f"it needs {need}; no node has enough devices for every request at once")
     if claim.exact_distinct:
         for ci, c in claim.distinct:
             scoped = [p for p in claim.plans if p.claim == ci and all(in_scope(c.requests, a) for a in p.alternatives)]
@@ -180,8 +185,9 @@ def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> bool:
             }
             values.discard(None)
             if len(values) < len(scoped):
-                return True
-    return False
+                return (f"distinctAttribute {c.distinct_attribute} needs {len(scoped)} different values; "
+                        f"this node's usable devices have {len(values)}")
+    return None
 
 
 def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[DeviceRecord]], bool]:
@@ -205,8 +211,9 @@ def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None, held: He
     inventory = claim.inventory
     devices = [inventory.devices[i] for i in group.devices]
     has_error = any(c.entry(d).status is Status.ERROR for c in claim.unique for d in devices)
-    if not has_error and _quick_unsat(claim, devices):
-        return Outcome("unsat", depth=0), True
+    quick = None if has_error else _quick_unsat(claim, devices)
+    if quick is not None:
+        return Outcome("unsat", detail=quick, depth=0), True
     faithful = has_error or not claim.exact_distinct
     if not faithful:
         keys = {d.index: claim.dev_key(d) for d in devices}
@@ -227,6 +234,17 @@ def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None, held: He
     if not complete:
         return Outcome("deadline", detail="too many pool orders to try"), True
     return outcomes[0], True
+
+
+FEASIBLE_NODES_TO_FIND = 100
+"""kube-scheduler filters every node only in clusters smaller than this (``minFeasibleNodesToFind``);
+in larger ones it may stop once enough nodes passed, before it reaches the node that errors."""
+
+
+def error_blocks(found_ok: bool, inventory: Inventory) -> bool:
+    """Whether a selector error reached in every device order is a proof that scheduling aborts:
+    always when no node fits; when some node fits, only if the scheduler filters every node."""
+    return not found_ok or inventory.node_count < FEASIBLE_NODES_TO_FIND
 
 
 def _error_note(out: Outcome, severity: Severity) -> Note:
@@ -312,7 +330,7 @@ def _check(
     errors = [(o, c) for _, o, c in results if o.kind == "error" and o.entry is not None]
     if errors:
         first_error, certain = errors[0]
-        out.append(_error_note(first_error, Severity.ERROR if certain else Severity.WARNING))
+        out.append(_error_note(first_error, Severity.ERROR if certain and error_blocks(found_ok, inventory) else Severity.WARNING))
     if found_ok:
         ok_group = next(g for g, o, _ in results if o.kind == "ok")
         if ok_group.potential:

@@ -43,6 +43,8 @@ class Candidate:
     claims: tuple[PodClaim, ...]
     transient: str = ""
     """Set when these nodes are out only for now (cordoned, not ready): why."""
+    position: int = 0
+    """Index of ``group`` in ``Inventory.groups`` (its class key is at the same index)."""
 
 
 class PodProblem:
@@ -83,7 +85,7 @@ class PodProblem:
         out: list[Candidate] = []
         excluded: list[tuple[NodeGroup, str]] = []
         infos = self.inventory.node_info
-        for group in self.inventory.groups:
+        for position, group in enumerate(self.inventory.groups):
             names = group.nodes or ("",)
             passing: dict[tuple[frozenset[str], str], list[str]] = {}
             misses: dict[Filter, str] = {}
@@ -102,7 +104,7 @@ class PodProblem:
                 excluded.append((group, "; ".join(misses.values())))
             for (plugins, transient), members in passing.items():
                 problem, claims = self.variant(plugins)
-                out.append(Candidate(group, tuple(n for n in members if n), problem, claims, transient))
+                out.append(Candidate(group, tuple(n for n in members if n), problem, claims, transient, position))
         out.sort(key=lambda c: bool(c.transient))
         return out, excluded
 
@@ -148,7 +150,7 @@ def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: 
     key: object = None
     if held.empty:
         keys = cand.problem.group_keys()
-        key = (id(cand.problem), keys[cand.problem.inventory.groups.index(group)])
+        key = (id(cand.problem), keys[cand.position])
     if key is not None and key in memo:
         return memo[key]
     got = _search_on(cand.problem, group, deadline, held)
@@ -159,13 +161,14 @@ def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: 
 
 def check_pod(
     request: PodRequest, inventory: Inventory, *, budget: Budget | None = None, strict: bool = False,
-    target: Target = DEFAULT_TARGET, now: bool = False,
+    target: Target = DEFAULT_TARGET, now: bool = False, every_class: bool = False,
 ) -> PodVerdict:
     """Whether some node the pod may use can allocate all of its claims (see the module docstring).
 
     ``now`` starts from the cluster's allocations (``Inventory.cluster.allocations``); otherwise
     only the pod's own allocated claims hold devices.  ``budget`` bounds the work: a search cut
-    short says so with the ``fail_open`` mark :data:`SEARCH_DEADLINE`.
+    short says so with the ``fail_open`` mark :data:`SEARCH_DEADLINE`.  ``every_class`` decides
+    every node class (``draguard explain``, DaemonSets) instead of stopping at the first that fits.
     """
     pod = PodProblem(request, inventory, target)
     candidates, excluded = pod.candidates()
@@ -181,7 +184,7 @@ def check_pod(
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
     for group, why in excluded:
-        per_class.append(ClassVerdict(group.label, group.nodes, False, why))
+        per_class.append(ClassVerdict(group.label, group.nodes, False, why, eligible=False))
     for cand in candidates:
         if deadline is not None and time.monotonic() > deadline:
             results.append((cand, Outcome("deadline"), True))
@@ -192,7 +195,7 @@ def check_pod(
         if outcome.kind == "ok":
             per_class.append(ClassVerdict(label, cand.nodes, None if cand.transient else True,
                                           f"the claims fit, but the nodes are out for now: {cand.transient}" if cand.transient else ""))
-            if not cand.transient:
+            if not cand.transient and not every_class:
                 break
             continue
         reason = class_reason(cand, outcome, held, deadline, _phrase) if outcome.kind in ("unsat", "fatal") else outcome.kind
@@ -204,7 +207,7 @@ def _verdict(
     request: PodRequest, inventory: Inventory, results: list[tuple[Candidate, Outcome, bool]],
     excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict],
 ) -> PodVerdict:
-    from .check import _error_note
+    from .check import _error_note, error_blocks
 
     classes = tuple(per_class)
     ok = next((c for c, o, _ in results if o.kind == "ok" and not c.transient), None)
@@ -213,7 +216,7 @@ def _verdict(
     errors = [(o, c) for _, o, c in results if o.kind == "error" and o.entry is not None]
     if errors:
         first, certain = errors[0]
-        notes.append(_error_note(first, Severity.ERROR if certain else Severity.WARNING))
+        notes.append(_error_note(first, Severity.ERROR if certain and error_blocks(ok is not None, inventory) else Severity.WARNING))
     if ok is not None:
         if ok.group.potential:
             notes.append(Note(Reason.SATISFIABLE_ON_SCALE_UP, "no existing node can run the pod now; a node the autoscaler "

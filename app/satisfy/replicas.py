@@ -74,15 +74,17 @@ def _greedy(cand: Candidate, start: Held, limit: int, deadline: float | None) ->
 
 def count_replicas(
     request: PodRequest, inventory: Inventory, replicas: int, *, budget: Budget | None = None, target: Target = DEFAULT_TARGET,
+    now: bool = False,
 ) -> ReplicaCount:
-    """How many of ``replicas`` pods hold their claims at once (see the module docstring)."""
+    """How many of ``replicas`` pods hold their claims at once (see the module docstring); ``now``
+    starts from the cluster's allocations instead of every device free."""
     pod = PodProblem(request, inventory, target)
     candidates, _ = pod.candidates()
     real = [c for c in candidates if not c.transient]
     if not any(c.problem.plans for c in real) and not pod.pending:
         return ReplicaCount(replicas, True)
     deadline = budget.deadline if budget is not None else None
-    start = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=False)
+    start = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
     reach = Counter(i for c in real for i in c.group.devices)
     exact = all(n == 1 for n in reach.values())
     shared = any(c.shared for c in pod.pending)
@@ -92,7 +94,7 @@ def count_replicas(
         key: object = None
         if start.empty:
             keys = cand.problem.group_keys()
-            key = (id(cand.problem), keys[inventory.groups.index(cand.group)])
+            key = (id(cand.problem), keys[cand.position])
         if key is not None and key in memo:
             got = memo[key]
         else:
@@ -102,11 +104,13 @@ def count_replicas(
         n, decided = got
         exact = exact and decided
         per_group.append(n)
+        if not shared and sum(per_group) >= replicas:
+            break  # every replica has a place: the count is exact whatever the other groups take
     if shared:
         fit, exact = _shared_count(pod, request, inventory, real, start, replicas, deadline, target)
     else:
         fit = min(replicas, sum(per_group))
-    return ReplicaCount(fit, exact, _notes(fit, replicas, exact, shared))
+    return ReplicaCount(fit, exact, _notes(fit, replicas, exact, shared, now))
 
 
 def _shared_count(
@@ -140,13 +144,13 @@ def _shared_count(
     return min(replicas, max(counts)), len(set(counts)) == 1
 
 
-def _notes(fit: int, replicas: int, exact: bool, shared: bool) -> list[Note]:
+def _notes(fit: int, replicas: int, exact: bool, shared: bool, now: bool) -> list[Note]:
     notes: list[Note] = []
     if fit < replicas:
         bound = "" if exact else "at most "
         notes.append(Note(Reason.REPLICAS_EXCEED_CAPACITY,
                           f"{bound}{fit} of {replicas} replicas can hold their claims at once, placed one after another "
-                          "as the scheduler does, with every device free"
+                          f"as the scheduler does, {'from what is allocated now' if now else 'with every device free'}"
                           + ("; a shared claim is allocated once, so every replica runs where its devices are" if shared else ""),
                           None, Severity.WARNING,
                           details={"fit": fit, "replicas": replicas, "exact": exact}))

@@ -150,3 +150,25 @@ def test_extended_resource_from_a_device_plugin_is_not_dra() -> None:
     inv = build_inventory([ext, knode("n1", allocatable={"example.com/gpu": "8"}), rslice("n1", [device("gpu-0")])])
     v = check_pod(pod(containers=(container("c", {"example.com/gpu": "3"}),)), inv)
     assert v.satisfiable is not False  # served by the node's device plugin, DRA is not asked
+
+
+def test_every_class_decides_all_classes_and_marks_excluded_ones_not_eligible() -> None:
+    inv = build_inventory([dclass(), knode("n1", zone="a"), knode("n2", zone="a"), knode("n3", zone="b"),
+                           rslice("n1", [device("gpu-0")]), rslice("n2", [device("gpu-0"), device("gpu-1")])])
+    request = pod(pclaim("g", claim(req("g", count=2))), node_selector={"zone": "a"})
+    first = check_pod(request, inv)
+    assert first.satisfiable is True
+    every = check_pod(request, inv, every_class=True)
+    by_label = {c.label: c for c in every.per_class}
+    assert by_label["n2"].ok is True and by_label["n1"].ok is False and by_label["n1"].eligible
+    assert by_label["n3"].ok is False and not by_label["n3"].eligible
+
+
+def test_generic_cannot_allocate_all_never_appears_for_a_claim() -> None:
+    from dra_builders import check
+
+    inv = build_inventory([dclass(), nic_class(), knode("a"), knode("b"),
+                           rslice("a", [device("gpu-0")]), rslice("b", [device("nic-0")], driver=NIC)])
+    notes = check(claim(req("gpu"), req("nic", cls=NIC)), inv)
+    text = next(n.message for n in notes if n.reason == "Unsatisfiable")
+    assert "all requests of the claim together" not in text and 'request "nic"' in text

@@ -52,3 +52,15 @@ def test_alike_nodes_are_counted_once_and_multiplied() -> None:
     objs = [dclass()] + [knode(f"n{i}") for i in range(50)] + [rslice(f"n{i}", [device("gpu-0"), device("gpu-1")]) for i in range(50)]
     got = count_replicas(pod(pclaim("gpu", WHOLE)), build_inventory(objs), 1000)
     assert (got.fit, got.exact) == (100, True)
+
+
+def test_now_counts_from_what_is_allocated() -> None:
+    import dataclasses
+
+    from draguard.inventory import Allocations, ClusterState
+
+    inv = build_inventory([dclass(), knode("n1"), rslice("n1", [device("gpu-0"), device("gpu-1")])])
+    busy = dataclasses.replace(inv, cluster=ClusterState(known=True, allocations=Allocations(dedicated=frozenset({0}))))
+    assert count_replicas(pod(pclaim("gpu", WHOLE)), busy, 2).fit == 2
+    now = count_replicas(pod(pclaim("gpu", WHOLE)), busy, 2, now=True)
+    assert now.fit == 1 and "allocated now" in now.notes[0].message
