@@ -2,6 +2,7 @@
 # Makes the real kube-apiserver 1.36 and etcd available to the tests that use them (tests/realapi.py).
 #
 # - kube-apiserver: unpacked from ../shared/tools/kube-apiserver.xz into .cache/kube-apiserver;
+# - kube-scheduler, kube-controller-manager: likewise, when their .xz are there (tests/test_cluster_oracle.py);
 # - etcd: Debian's etcd-server package, installed with apt-get when it is missing and we are root.
 #
 # Best effort by design: without either, the tests that need them skip with a reason, and this
@@ -19,6 +20,18 @@ if [ ! -x .cache/kube-apiserver ]; then
     echo "setup-apiserver: $xz_file or xz missing: real-API-server tests will skip"
   fi
 fi
+# kube-scheduler and kube-controller-manager (the real control plane of tests/test_cluster_oracle.py)
+for binary in kube-scheduler kube-controller-manager; do
+  if [ ! -x ".cache/$binary" ]; then
+    if [ -f "../shared/tools/$binary.xz" ] && command -v xz >/dev/null 2>&1; then
+      xz -dkc "../shared/tools/$binary.xz" > ".cache/$binary.tmp" && chmod +x ".cache/$binary.tmp" \
+        && mv ".cache/$binary.tmp" ".cache/$binary" \
+        && echo "setup-apiserver: unpacked ../shared/tools/$binary.xz into .cache/$binary"
+    else
+      echo "setup-apiserver: ../shared/tools/$binary.xz or xz missing: real-scheduler tests will skip"
+    fi
+  fi
+done
 if ! command -v etcd >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup-apiserver: installing etcd-server with apt-get"

@@ -655,6 +655,12 @@ def _workload_satisfiability(
     for t in checkable:
         request = pod_request(t)
         if request is None:
+            if t.unknown:  # nothing could be checked: say so rather than pass in silence
+                out_notes = [Note(Reason.SATISFIABILITY_UNKNOWN,
+                                  f"the pod's claims are not checked: draguard cannot see {', '.join(t.unknown)} "
+                                  "(it reads the cluster's claims and templates with serve --kube, or from the "
+                                  "inventory files)", t.template.spec_path.child("resourceClaims"), Severity.WARNING)]
+                answers.append((t, PodVerdict([], None), out_notes))
             continue
         try:
             verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target)
@@ -663,10 +669,17 @@ def _workload_satisfiability(
                                        f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                                        None, Severity.WARNING, fail_open=exc.where)], None)
         notes = list(verdict.notes)
+        if t.unknown:
+            notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
+                              f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "
+                              "(it reads the cluster's claims and templates with serve --kube, or from the inventory files)",
+                              t.template.spec_path.child("resourceClaims"), Severity.WARNING))
         if t.unresolved:
             missing = ", ".join(f'"{n}"' for n in t.unresolved if n)
             notes = [replace(n, message=f"{n.message} (even without pod claim {missing}, which could not be read)")
-                     for n in notes if n.reason == Reason.UNSATISFIABLE and n.severity is Severity.ERROR]
+                     if n.reason == Reason.UNSATISFIABLE else n
+                     for n in notes if n.reason == Reason.SATISFIABILITY_UNKNOWN or
+                     (n.reason == Reason.UNSATISFIABLE and n.severity is Severity.ERROR)]
         elif verdict.satisfiable and t.template.replicas is not None and t.template.replicas > 1:
             try:
                 count = count_replicas(request, inventory, t.template.replicas, budget=budget, target=options.target)

@@ -168,6 +168,8 @@ class PodTemplateReview:
     claims: list[ResolvedClaim] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     """Entries whose claim or template could not be read: the pod's claims are not all known."""
+    unknown: list[str] = field(default_factory=list)
+    """Objects named that draguard cannot look up (no complete source of claims): ``ResourceClaimTemplate "x"``."""
 
     @property
     def valid(self) -> bool:
@@ -260,7 +262,9 @@ def _resolve(review: PodTemplateReview, spec: PodSpec, namespace: str, index: Cl
                     f"{what} \"{target}\" is among {index.scope} but the API server would reject it "
                     f"({known.rejected}), so it will never exist: pod claim \"{entry.name}\" waits for it forever",
                     field_path, Severity.WARNING))
-            elif index.complete:
+            elif not index.complete:
+                review.unknown.append(f'{what} "{target}"')
+            else:
                 review.notes.append(Note(
                     Reason.REFERENCE_NOT_FOUND,
                     f"{what} \"{target}\" (namespace {namespace}) is in none of {index.scope}: pods wait without an "
