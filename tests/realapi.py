@@ -126,6 +126,7 @@ def run(
     apiserver_args: Sequence[str] = (),
     webhook_args: str | None = None,
     timeout: float = 240.0,
+    workloads: bool = False,
 ) -> Run:
     """POST ``cases`` to a fresh real API server and return its verdicts.
 
@@ -135,11 +136,13 @@ def run(
     ``feature_gates`` is kube-apiserver's ``--feature-gates`` (``""`` for the version's defaults;
     ``None`` keeps the harness default), ``apiserver_args`` extra flags such as
     ``--emulated-version=1.35`` or ``--runtime-config=resource.k8s.io/v1beta1=true``.
+    ``workloads`` also registers the shipped pods-and-workloads webhook entry (tests/e2e_workloads.py).
     """
     require()
     with tempfile.TemporaryDirectory(prefix="realapi-") as tmp:
         out = Path(tmp) / "results.json"
-        argv = [sys.executable, str(HARNESS), "--json-out", str(out), "--cases", *map(str, cases)]
+        harness = PROJECT / "tests" / "e2e_workloads.py" if workloads else HARNESS
+        argv = [sys.executable, str(harness), "--json-out", str(out), "--cases", *map(str, cases)]
         if inventory is not None:
             argv += ["--inventory", str(inventory)]
         if webhook:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import realapi
+import yaml
 from draguard.inventory import load_paths
 from draguard.review import review_documents
 
@@ -33,3 +34,39 @@ def test_parity_errors_equal_the_api_servers_causes() -> None:
         got = mine.get((str(verdict.kind), str(verdict.name)), set())
         assert got == theirs, (verdict.name, verdict.code, sorted(theirs ^ got))
         assert verdict.admitted == (not theirs and verdict.code != 422), verdict
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "workloads"
+
+
+def test_the_webhook_denies_pods_that_can_never_run_through_a_real_api_server(tmp_path: Path) -> None:
+    """The example chart behind a real API server with the shipped pods-and-workloads entry.
+
+    The Job whose pods need a GPU and a NIC on one node (node-a has only GPUs, node-b only NICs) and
+    the Deployment whose nodeSelector excludes every GPU node are denied; the 8-replica Deployment
+    on 4 GPUs is admitted with its "4 of 8 replicas" warning; a pod that can run is admitted clean.
+    """
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    for path in [*sorted((EXAMPLE / "inventory").glob("*.yaml")), EXAMPLE / "chart" / "templates" / "deviceclass.yaml"]:
+        (inventory / path.name).write_text(path.read_text())  # the class exists in the cluster before the chart
+    (inventory / "serviceaccount.yaml").write_text((DATA / "parity-inventory" / "serviceaccount.yaml").read_text())
+    templates = EXAMPLE / "chart" / "templates"
+    # the templates the pods use are in the cluster already (static inventory: draguard reads them there)
+    fine = [d for d in yaml.safe_load_all((templates / "claim-templates.yaml").read_text())
+            if d and d["metadata"]["name"] in ("one-gpu", "one-nic")]
+    (inventory / "claim-templates.yaml").write_text(yaml.safe_dump_all(fine))
+    cases = [templates / "job-gpu-nic.yaml", templates / "deployment-zone.yaml", templates / "deployment-train.yaml",
+             templates / "jobs-misc.yaml"]
+    run = realapi.run(cases, inventory=inventory, webhook=True, workloads=True)
+    gpu_nic = run.by_name("allreduce")
+    assert not gpu_nic.admitted and gpu_nic.code == 422, run.output
+    assert 'admission webhook "workloads.validate.draguard.dev" denied the request' in gpu_nic.message
+    assert 'claim "nic"' in gpu_nic.message and "node-b" in gpu_nic.message, gpu_nic.message
+    zone = run.by_name("inference")
+    assert not zone.admitted and "nodeSelector" in zone.message, run.output
+    train = run.by_name("train")
+    assert train.admitted, run.output
+    assert any(w.startswith("ReplicasExceedCapacity: 4 of 8 replicas") for w in train.warnings), train.warnings
+    smoke = run.by_name("smoke")
+    assert smoke.admitted and smoke.warnings == [], run.output

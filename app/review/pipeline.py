@@ -47,6 +47,7 @@ from ..k8s import (
     Structural,
     Target,
     WorkloadKind,
+    current_budget,
     decode_object,
     equal,
     family_of,
@@ -55,10 +56,18 @@ from ..k8s import (
     to_internal_shape,
     workload_kind_for,
 )
-from ..satisfy import capacity_in_use, check_claim_spec
+from ..satisfy import PodVerdict, capacity_in_use, check_claim_spec, check_pod, count_replicas
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
 from .mutate import default_fill_patch
-from .workloads import ClaimIndex, KnownClaim, WorkloadReview, extended_resource_names, read_workload
+from .workloads import (
+    ClaimIndex,
+    KnownClaim,
+    PodTemplateReview,
+    WorkloadReview,
+    extended_resource_names,
+    pod_request,
+    read_workload,
+)
 
 __all__ = [
     "DEFAULT_DENY",
@@ -627,8 +636,94 @@ def _workload_satisfiability(
     inventory_problem: str | None,
     options: ReviewOptions,
 ) -> list[Finding]:
-    """Per pod and per workload: can its pods ever run, and how many at once (the engine's answer)."""
-    return []
+    """Per pod and per workload: can its pods ever run, and how many at once (the engine's answer).
+
+    A Pod is ``Unsatisfiable`` when no node it may use can hold all its claims; a workload when
+    none of its pods could ever run — so a workload with several pod templates of which some can
+    run, or one scaled to 0, gets the proof as a warning.  When a claim or template could not be
+    read, only a proof made without it stands (more claims can only make it harder), and no
+    replica count is made.
+    """
+    checkable = [t for t in workload.templates if t.valid]
+    if inventory is None or not checkable:
+        return []
+    if inventory_problem:
+        return [Finding.for_object(ref, Severity.WARNING, Reason.SATISFIABILITY_UNKNOWN,
+                                   f"satisfiability not checked: {inventory_problem}", "", *_at(doc, ref, None))]
+    budget = current_budget()
+    answers: list[tuple[PodTemplateReview, PodVerdict, list[Note]]] = []
+    for t in checkable:
+        request = pod_request(t)
+        if request is None:
+            if t.unknown:  # nothing could be checked: say so rather than pass in silence
+                out_notes = [Note(Reason.SATISFIABILITY_UNKNOWN,
+                                  f"the pod's claims are not checked: draguard cannot see {', '.join(t.unknown)} "
+                                  "(it reads the cluster's claims and templates with serve --kube, or from the "
+                                  "inventory files)", t.template.spec_path.child("resourceClaims"), Severity.WARNING)]
+                answers.append((t, PodVerdict([], None), out_notes))
+            continue
+        try:
+            verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target)
+        except BudgetExceeded as exc:
+            verdict = PodVerdict([Note(Reason.SATISFIABILITY_UNKNOWN,
+                                       f"satisfiability not decided: the review's time budget ran out ({exc.where})",
+                                       None, Severity.WARNING, fail_open=exc.where)], None)
+        notes = list(verdict.notes)
+        if t.unknown:
+            notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
+                              f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "
+                              "(it reads the cluster's claims and templates with serve --kube, or from the inventory files)",
+                              t.template.spec_path.child("resourceClaims"), Severity.WARNING))
+        if t.unresolved:
+            missing = ", ".join(f'"{n}"' for n in t.unresolved if n)
+            notes = [replace(n, message=f"{n.message} (even without pod claim {missing}, which could not be read)")
+                     if n.reason == Reason.UNSATISFIABLE else n
+                     for n in notes if n.reason == Reason.SATISFIABILITY_UNKNOWN or
+                     (n.reason == Reason.UNSATISFIABLE and n.severity is Severity.ERROR)]
+        elif verdict.satisfiable and t.template.replicas is not None and t.template.replicas > 1:
+            try:
+                count = count_replicas(request, inventory, t.template.replicas, budget=budget, target=options.target)
+                notes.extend(count.notes)
+            except BudgetExceeded as exc:
+                notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
+                                  f"replicas not counted: the review's time budget ran out ({exc.where})", None,
+                                  Severity.WARNING, fail_open=exc.where))
+        answers.append((t, verdict, notes))
+    some_run = any(v.satisfiable is not False for _, v, _ in answers)
+    out: list[Finding] = []
+    for t, verdict, notes in answers:
+        for note in notes:
+            if note.reason == Reason.UNSATISFIABLE and note.severity is Severity.ERROR and not workload.is_pod:
+                why = ""
+                if t.template.replicas == 0:
+                    why = "scaled to 0 replicas: nothing to deny until it is scaled up"
+                elif some_run and len(answers) > 1:
+                    why = "the pods of its other templates can run"
+                elif t.template.per_node:
+                    why = "" if _daemonset_has_eligible(verdict) else "no node is eligible for its pods"
+                if why:
+                    note = replace(note, severity=Severity.WARNING, message=f"{note.message} ({why})")
+            out.append(_note_finding(doc, ref, note, options))
+    return out
+
+
+def _daemonset_has_eligible(verdict: PodVerdict) -> bool:
+    """Whether some node class is one the DaemonSet controller would make a pod for.
+
+    Until the engine says so per class, a class counts as eligible when its failure is not the
+    pod's own node filters (nodeSelector, affinity, taints): those make the controller skip the
+    node instead of creating a pod that waits.
+    """
+    for cls in verdict.per_class:
+        eligible = getattr(cls, "eligible", None)
+        if eligible is None:
+            eligible = not any(w in cls.reason for w in _PLACEMENT_WORDS)
+        if eligible:
+            return True
+    return False
+
+
+_PLACEMENT_WORDS = ("nodeSelector", "node affinity", "taint", "nodeName", "excluded")
 
 
 def _unchecked_satisfiability(

@@ -27,23 +27,28 @@ from ..k8s import (
     Path,
     PodSpec,
     PodTemplateRef,
+    Quantity,
     Reason,
     ResourceClaimSpec,
     Severity,
+    Toleration,
     WorkloadKind,
     decode_pod_spec,
     find_pod_templates,
     workload_kind_for,
 )
-from ..validation import IMPLICIT_EXTENDED_PREFIX, validate_pod_spec
+from ..satisfy import ContainerResources, PodClaim, PodPlacement, PodRequest
+from ..validation import IMPLICIT_EXTENDED_PREFIX, effective_requests, is_extended_resource, validate_pod_spec
 
 __all__ = [
+    "DAEMONSET_TOLERATIONS",
     "ClaimIndex",
     "KnownClaim",
     "PodTemplateReview",
     "ResolvedClaim",
     "WorkloadReview",
     "extended_resource_names",
+    "pod_request",
     "read_workload",
 ]
 
@@ -163,6 +168,8 @@ class PodTemplateReview:
     claims: list[ResolvedClaim] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     """Entries whose claim or template could not be read: the pod's claims are not all known."""
+    unknown: list[str] = field(default_factory=list)
+    """Objects named that draguard cannot look up (no complete source of claims): ``ResourceClaimTemplate "x"``."""
 
     @property
     def valid(self) -> bool:
@@ -255,7 +262,9 @@ def _resolve(review: PodTemplateReview, spec: PodSpec, namespace: str, index: Cl
                     f"{what} \"{target}\" is among {index.scope} but the API server would reject it "
                     f"({known.rejected}), so it will never exist: pod claim \"{entry.name}\" waits for it forever",
                     field_path, Severity.WARNING))
-            elif index.complete:
+            elif not index.complete:
+                review.unknown.append(f'{what} "{target}"')
+            else:
                 review.notes.append(Note(
                     Reason.REFERENCE_NOT_FOUND,
                     f"{what} \"{target}\" (namespace {namespace}) is in none of {index.scope}: pods wait without an "
@@ -296,3 +305,45 @@ def _request_references(review: PodTemplateReview, spec: PodSpec, by_entry: Mapp
                     f"container \"{container.name}\" asks for request \"{ref.request}\" of pod claim \"{ref.name}\", whose "
                     f"spec has no such request (requests: {have}); claim specs are immutable, so this never resolves",
                     path, Severity.ERROR))
+
+
+# ---------------------------------------------------------------------------- the engine's request
+DAEMONSET_TOLERATIONS: tuple[Toleration, ...] = tuple(
+    Toleration(key=f"node.kubernetes.io/{key}", operator="Exists", effect=effect)
+    for key, effect in (("not-ready", "NoExecute"), ("unreachable", "NoExecute"), ("disk-pressure", "NoSchedule"),
+                        ("memory-pressure", "NoSchedule"), ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule"))
+)
+"""What the DaemonSet controller adds to every pod it makes (``AddOrUpdateDaemonPodTolerations``;
+``network-unavailable`` only with ``hostNetwork``, which draguard does not read)."""
+
+
+def _extended(requests: Mapping[str, Quantity]) -> dict[str, Quantity]:
+    return {k: v for k, v in requests.items() if k.startswith(IMPLICIT_EXTENDED_PREFIX) or is_extended_resource(k)}
+
+
+def pod_request(review: PodTemplateReview) -> PodRequest | None:
+    """The engine's view of the template's pod: its readable claims, extended resources, placement.
+
+    None when there is nothing DRA to ask (every claim unreadable and no extended resource).
+    Containers are numbered init containers first, as the scheduler's extended-resource claim does.
+    """
+    spec = review.spec
+    if spec is None:
+        return None
+    base = review.template.spec_path
+    claims = tuple(PodClaim(c.name, c.spec, c.origin, c.path, c.shared, c.allocation, c.key) for c in review.claims)
+    containers: list[ContainerResources] = []
+    index = 0
+    for field_name, items, init in (("initContainers", spec.init_containers, True), ("containers", spec.containers, False)):
+        for i, container in enumerate(items):
+            containers.append(ContainerResources(
+                container.name, index, _extended(effective_requests(container)), init,
+                init and container.restart_policy == "Always", base.child(field_name).index(i)))
+            index += 1
+    if not claims and not any(c.requests for c in containers):
+        return None
+    tolerations = tuple(spec.tolerations)
+    if review.template.per_node:
+        tolerations += DAEMONSET_TOLERATIONS
+    placement = PodPlacement(spec.node_name or "", dict(spec.node_selector), spec.required_affinity, tolerations)
+    return PodRequest(claims, tuple(containers), placement, base)

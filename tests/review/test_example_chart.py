@@ -27,6 +27,9 @@ MISTAKES = [
     ("Job", "eval", "ReferenceNotFound", "warning", ['"one-gpu-typo"']),
     ("Job", "export", "FieldValueNotFound", "error", ['"accelerator"', "pod.spec.resourceClaims: gpu"]),
     ("ResourceClaimTemplate", "big-gpu", "Unsatisfiable", "error", ["50Gi", "40Gi"]),
+    ("Job", "allreduce", "Unsatisfiable", "error", ['claim "nic"', "node-a", 'claim "gpu"', "node-b"]),
+    ("Deployment", "inference", "Unsatisfiable", "error", ["nodeSelector", "topology.kubernetes.io/zone=zone-2"]),
+    ("Deployment", "train", "ReplicasExceedCapacity", "warning", ["4 of 8 replicas"]),
 ]
 
 
@@ -51,6 +54,8 @@ def test_each_mistake_is_reported_in_lint_json_and_text(review: Any, kind: str, 
     report = json.loads(render(review, "json"))
     (found,) = _matching(report["findings"], kind, name, reason)
     assert found["severity"] == severity and all(w in found["message"] for w in words), found
+    if reason == "ReplicasExceedCapacity":
+        assert found["details"] == {"replicas": 8, "fit": 4, "exact": True}
     text = render(review, "text")
     assert any(f"{severity}: {kind} default/{name}" in line and words[0] in line for line in text.splitlines())
     junit = render(review, "junit")
@@ -82,8 +87,9 @@ def _documents() -> dict[tuple[str, str], dict[str, Any]]:
                          [m for m in MISTAKES if m[2] != "ReferenceNotFound"])
 def test_each_mistake_reaches_the_webhook(kind: str, name: str, reason: str, severity: str, words: list[str]) -> None:
     obj = _documents()[(kind, name)]
-    # in the cluster the chart's DeviceClass was created before its pods
-    cluster = StaticInventory([str(INVENTORY), str(CHART / "templates" / "deviceclass.yaml")])
+    # in the cluster the chart's DeviceClass and claim templates were created before its pods
+    cluster = StaticInventory([str(INVENTORY), str(CHART / "templates" / "deviceclass.yaml"),
+                               str(CHART / "templates" / "claim-templates.yaml")])
     review = review_admission(kind=kind, operation="CREATE", obj=obj, old_obj=None, namespace="default",
                               inventory=cluster.snapshot(), inventory_problem=None,
                               options=ReviewOptions(admission=True))
@@ -91,6 +97,7 @@ def test_each_mistake_reaches_the_webhook(kind: str, name: str, reason: str, sev
     assert found and all(w in found[0].message for w in words), review.findings
     # only a proof denies; a parity finding is a warning at the webhook (the API server decided already)
     assert found[0].severity.value == ("error" if reason == "Unsatisfiable" else "warning")
+    assert review.denied == (reason == "Unsatisfiable")
 
 
 def test_the_fine_job_has_nothing_to_say(review: Any) -> None:

@@ -119,7 +119,8 @@ def test_a_request_name_the_claim_does_not_have_is_an_error() -> None:
 def test_references_resolve_against_the_cluster_state_of_the_inventory() -> None:
     spec = ResourceClaimSpec.model_validate(yaml.safe_load(TEMPLATE)["spec"]["spec"])
     inventory = Inventory(cluster=ClusterState(templates={("default", "gpu"): spec}, known=True))
-    assert lint(deployment(), inventory=inventory).findings == []
+    # found: no reference finding (an empty inventory leaves satisfiability unknown, which is another matter)
+    assert [f.reason for f in lint(deployment(), inventory=inventory).findings] == ["SatisfiabilityUnknown"]
 
 
 def admit(doc: str, operation: str = "CREATE", old: str | None = None, inventory: Inventory | None = None) -> Any:
@@ -183,3 +184,104 @@ spec:
     review = lint(TEMPLATE, jobset, options=ReviewOptions(workload_kinds=tuple(rows)))
     assert found(review) == [("JobSet", "error", "FieldValueNotFound",
                               "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.claims[0]")]
+
+
+# ---------------------------------------------------------------------------- with the engine
+INVENTORY_OBJECTS = list(yaml.safe_load_all("""
+apiVersion: v1
+kind: Node
+metadata: {name: node-a, labels: {zone: a}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {selectors: [{cel: {expression: device.driver == "gpu.example.com"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-a}
+spec:
+  driver: gpu.example.com
+  nodeName: node-a
+  pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}, {name: gpu-1}]
+"""))
+
+
+def engine_inventory(taint: str = "") -> Inventory:
+    from draguard.inventory import build_inventory
+
+    objects = [dict(o) for o in INVENTORY_OBJECTS]
+    if taint:
+        objects[0] = {**objects[0], "spec": {"taints": [{"key": taint, "effect": "NoSchedule"}]}}
+    return build_inventory(objects)
+
+
+def three_gpus() -> str:
+    return TEMPLATE.replace("{name: gpu}", "{name: three}").replace(
+        "exactly: {deviceClassName: gpu.example.com}", "exactly: {deviceClassName: gpu.example.com, count: 3}")
+
+
+def reasons_of(review: Any, kind: str) -> list[tuple[str, str]]:
+    return [(f.reason, f.severity.value) for f in review.findings if f.kind == kind]
+
+
+def test_replicas_beyond_the_devices_are_counted_with_details() -> None:
+    review = lint(TEMPLATE, deployment(replicas=5), inventory=engine_inventory())
+    (f,) = [f for f in review.findings if f.kind == "Deployment"]
+    assert (f.reason, f.severity.value) == ("ReplicasExceedCapacity", "warning")
+    assert f.details == {"replicas": 5, "fit": 2, "exact": True} and f.message.startswith("2 of 5 replicas")
+    assert reasons_of(lint(TEMPLATE, deployment(replicas=2), inventory=engine_inventory()), "Deployment") == []
+
+
+def test_a_workload_that_can_never_run_is_unsatisfiable_unless_scaled_to_zero() -> None:
+    never = deployment(entries="[{name: gpu, resourceClaimTemplateName: three}]")
+    assert reasons_of(lint(three_gpus(), never, inventory=engine_inventory()), "Deployment") == [("Unsatisfiable", "error")]
+    zero = lint(three_gpus(), never.replace("replicas: 2", "replicas: 0"), inventory=engine_inventory())
+    (f,) = [f for f in zero.findings if f.kind == "Deployment"]
+    assert (f.reason, f.severity.value) == ("Unsatisfiable", "warning") and "scaled to 0" in f.message
+
+
+def test_a_proof_without_an_unreadable_claim_still_stands() -> None:
+    entries = "[{name: gpu, resourceClaimTemplateName: three}, {name: nic, resourceClaimTemplateName: absent}]"
+    review = lint(three_gpus(), deployment(claims="[{name: gpu}, {name: nic}]", entries=entries),
+                  inventory=engine_inventory())
+    got = {(f.reason, f.severity.value): f for f in review.findings if f.kind == "Deployment"}
+    assert set(got) == {("ReferenceNotFound", "warning"), ("Unsatisfiable", "error")}
+    assert 'even without pod claim "nic"' in got[("Unsatisfiable", "error")].message
+
+
+def test_daemonset_pods_tolerate_what_the_controller_adds() -> None:
+    ds = deployment().replace("kind: Deployment", "kind: DaemonSet").replace("  replicas: 2\n", "")
+    # node-a is cordoned: the DaemonSet controller's toleration of the unschedulable taint covers it
+    cordoned = engine_inventory(taint="node.kubernetes.io/unschedulable")
+    assert reasons_of(lint(TEMPLATE, ds, inventory=cordoned), "DaemonSet") == []
+    # a Deployment's pod does not tolerate it: not now (a cordon is lifted), never a denial
+    assert reasons_of(lint(TEMPLATE, deployment(replicas=1), inventory=cordoned), "Deployment") == [
+        ("SatisfiabilityUnknown", "warning")]
+
+
+def test_cronjob_counts_its_job_templates_parallelism() -> None:
+    cron = """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "@daily"
+  jobTemplate:
+    spec:
+      parallelism: 3
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+          resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]
+"""
+    (f,) = [f for f in lint(TEMPLATE, cron, inventory=engine_inventory()).findings if f.kind == "CronJob"]
+    assert f.details == {"replicas": 3, "fit": 2, "exact": True}
+
+
+def test_the_webhook_says_when_it_cannot_see_the_claims() -> None:
+    review = admit(deployment(), inventory=engine_inventory())
+    assert [(f.reason, f.severity.value) for f in review.findings] == [("SatisfiabilityUnknown", "warning")]
+    assert 'cannot see ResourceClaimTemplate "gpu"' in review.findings[0].message
