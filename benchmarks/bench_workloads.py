@@ -43,13 +43,14 @@ def inventory(folder: Path, gpu_nodes: int = 16, nic_nodes: int = 4) -> None:
         node = f"node-{i}"
         zone = f"zone-{i % 2}"
         docs.append(f"apiVersion: v1\nkind: Node\nmetadata: {{name: {node}, labels: {{topology.kubernetes.io/zone: {zone}}}}}\n")
-        driver = "gpu.example.com" if gpu else "nic.example.com"
-        devices = "\n".join(
-            f"  - {{name: dev-{j}, attributes: {{model: {{string: m{j % 2}}}}}, capacity: {{memory: {{value: 40Gi}}}}}}"
-            for j in range(8 if gpu else 2))
-        docs.append(f"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {{name: {node}-{driver}}}\n"
-                    f"spec:\n  driver: {driver}\n  nodeName: {node}\n  pool: {{name: {node}, generation: 1, resourceSliceCount: 1}}\n"
-                    f"  devices:\n{devices}\n")
+        # GPU nodes carry 8 GPUs and a NIC (so two-claim pods can run there), NIC nodes two NICs
+        for driver, count in ((("gpu.example.com", 8), ("nic.example.com", 1)) if gpu else (("nic.example.com", 2),)):
+            devices = "\n".join(
+                f"  - {{name: dev-{j}, attributes: {{model: {{string: m{j % 2}}}}}, capacity: {{memory: {{value: 40Gi}}}}}}"
+                for j in range(count))
+            docs.append(f"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {{name: {node}-{driver}}}\n"
+                        f"spec:\n  driver: {driver}\n  nodeName: {node}\n"
+                        f"  pool: {{name: {node}-{driver}, generation: 1, resourceSliceCount: 1}}\n  devices:\n{devices}\n")
     (folder / "inventory.yaml").write_text("---\n".join(docs))
 
 

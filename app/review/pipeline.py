@@ -663,7 +663,8 @@ def _workload_satisfiability(
                 answers.append((t, PodVerdict([], None), out_notes))
             continue
         try:
-            verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target)
+            verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target,
+                                every_class=t.template.per_node)
         except BudgetExceeded as exc:
             verdict = PodVerdict([Note(Reason.SATISFIABILITY_UNKNOWN,
                                        f"satisfiability not decided: the review's time budget ran out ({exc.where})",
@@ -680,6 +681,8 @@ def _workload_satisfiability(
                      if n.reason == Reason.UNSATISFIABLE else n
                      for n in notes if n.reason == Reason.SATISFIABILITY_UNKNOWN or
                      (n.reason == Reason.UNSATISFIABLE and n.severity is Severity.ERROR)]
+        elif verdict.satisfiable and t.template.per_node:
+            notes.extend(_daemonset_nodes(verdict))
         elif verdict.satisfiable and t.template.replicas is not None and t.template.replicas > 1:
             try:
                 count = count_replicas(request, inventory, t.template.replicas, budget=budget, target=options.target)
@@ -708,22 +711,37 @@ def _workload_satisfiability(
 
 
 def _daemonset_has_eligible(verdict: PodVerdict) -> bool:
-    """Whether some node class is one the DaemonSet controller would make a pod for.
+    """Whether some node class is one the DaemonSet controller makes a pod for (its pod's own
+    filters — nodeSelector, affinity, taints with the controller's tolerations — let it there)."""
+    return any(cls.eligible for cls in verdict.per_class)
 
-    Until the engine says so per class, a class counts as eligible when its failure is not the
-    pod's own node filters (nodeSelector, affinity, taints): those make the controller skip the
-    node instead of creating a pod that waits.
+
+def _names(nodes: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(nodes[:limit])
+    return shown + (f" and {len(nodes) - limit} more" if len(nodes) > limit else "")
+
+
+def _daemonset_nodes(verdict: PodVerdict) -> list[Note]:
+    """A DaemonSet runs one pod per eligible node: name the eligible nodes where it can never run.
+
+    Reported as ``ReplicasExceedCapacity`` with the eligible nodes as ``replicas`` and the nodes
+    whose class fits as ``fit`` — only when every eligible class was decided (an undecided class
+    would make the count a lower bound, which the contract has no word for).
     """
-    for cls in verdict.per_class:
-        eligible = getattr(cls, "eligible", None)
-        if eligible is None:
-            eligible = not any(w in cls.reason for w in _PLACEMENT_WORDS)
-        if eligible:
-            return True
-    return False
-
-
-_PLACEMENT_WORDS = ("nodeSelector", "node affinity", "taint", "nodeName", "excluded")
+    eligible = [c for c in verdict.per_class if c.eligible]
+    if not eligible or any(c.ok is None for c in eligible):
+        return []
+    never = [c for c in eligible if c.ok is False]
+    if not never:
+        return []
+    total = sum(len(c.nodes) for c in eligible)
+    fit = sum(len(c.nodes) for c in eligible if c.ok)
+    nodes = [n for c in never for n in c.nodes]
+    why = "; ".join(f"{_names(list(c.nodes))}: {c.reason}" for c in never[:3])
+    return [Note(Reason.REPLICAS_EXCEED_CAPACITY,
+                 f"{fit} of {total} eligible nodes can run the DaemonSet's pod; it can never run on "
+                 f"{_names(nodes)} ({why})", None, Severity.WARNING,
+                 details={"replicas": total, "fit": fit, "exact": True})]
 
 
 def _unchecked_satisfiability(

@@ -285,3 +285,23 @@ def test_the_webhook_says_when_it_cannot_see_the_claims() -> None:
     review = admit(deployment(), inventory=engine_inventory())
     assert [(f.reason, f.severity.value) for f in review.findings] == [("SatisfiabilityUnknown", "warning")]
     assert 'cannot see ResourceClaimTemplate "gpu"' in review.findings[0].message
+
+
+def test_a_daemonset_names_the_eligible_nodes_where_its_pod_can_never_run() -> None:
+    from draguard.inventory import build_inventory
+
+    plain_node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-b", "labels": {"zone": "b"}}}
+    inventory = build_inventory([*INVENTORY_OBJECTS, plain_node])
+    ds = deployment().replace("kind: Deployment", "kind: DaemonSet").replace("  replicas: 2\n", "")
+    (f,) = [f for f in lint(TEMPLATE, ds, inventory=inventory).findings if f.kind == "DaemonSet"]
+    assert (f.reason, f.severity.value) == ("ReplicasExceedCapacity", "warning")
+    assert f.details == {"replicas": 2, "fit": 1, "exact": True} and "never run on node-b" in f.message
+    # a nodeSelector that only node-a passes: node-b is not eligible, nothing to say
+    only_a = ds.replace("      volumes:", "      nodeSelector: {zone: a}\n      volumes:")
+    assert reasons_of(lint(TEMPLATE, only_a, inventory=inventory), "DaemonSet") == []
+    # no node eligible at all: the DaemonSet makes no pod, so its proof denies nothing
+    none = ds.replace("      volumes:", "      nodeSelector: {zone: c}\n      volumes:")
+    assert reasons_of(lint(TEMPLATE, none, inventory=inventory), "DaemonSet") == [("Unsatisfiable", "warning")]
+    # eligible nodes, none of which can run it: Unsatisfiable
+    never = ds.replace("resourceClaimTemplateName: gpu", "resourceClaimTemplateName: three")
+    assert reasons_of(lint(three_gpus(), never, inventory=inventory), "DaemonSet") == [("Unsatisfiable", "error")]
