@@ -4,9 +4,9 @@
 real 1.36.2 control plane did with them (cluster-oracle).  The score (``../shared/conformance/
 workloads/score.py``) must be clean: every workload none of whose pods ever runs is Unsatisfiable,
 no workload the scheduler places is denied, replica counts equal the scheduler's, missing
-references are warned.  The recorded truth is scored always; the oracle is re-run where
-kube-apiserver, kube-scheduler, kube-controller-manager and etcd are available (skipped, with the
-reason, where not).
+references are warned.  The recorded truth is scored always; the oracle is re-run (a ``slow`` test:
+``DRAGUARD_SLOW=1``, CI) where kube-apiserver, kube-scheduler, kube-controller-manager and etcd are
+available (skipped, with the reason, where not).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def _binary(env: str, name: str) -> str | None:
     return str(cached) if os.access(cached, os.X_OK) else None
 
 
+@pytest.mark.slow  # a control plane and a case of seconds each: a minute or more (DRAGUARD_SLOW=1, CI)
 def test_findings_score_clean_against_a_fresh_run_of_the_real_scheduler(tmp_path: Path) -> None:
     realapi.require()
     binaries = {env: _binary(env, name) for env, name in (
