@@ -1,8 +1,8 @@
 """draguard's pod and workload findings against the real kube-scheduler's verdicts.
 
 ``tests/data/workloads/oracle/`` holds scenarios written from the scheduler's semantics and what a
-real 1.36.2 control plane did with them (cluster-oracle).  The score (``../shared/conformance/
-workloads/score.py``) must be clean: every workload none of whose pods ever runs is Unsatisfiable,
+real 1.36.2 control plane did with them (cluster-oracle).  The score (the workload scorer of the
+shared conformance sample, copied to ``tests/data/workloads/score/score.py``) must be clean: every workload none of whose pods ever runs is Unsatisfiable,
 no workload the scheduler places is denied, replica counts equal the scheduler's, missing
 references are warned.  The recorded truth is scored always; the oracle is re-run (a ``slow`` test:
 ``DRAGUARD_SLOW=1``, CI) where kube-apiserver, kube-scheduler, kube-controller-manager and etcd are
@@ -22,8 +22,7 @@ import realapi
 
 PROJECT = Path(__file__).resolve().parents[1]
 ORACLE_DATA = PROJECT / "tests" / "data" / "workloads" / "oracle"
-SHARED = PROJECT.parent / "shared"
-SCORE = SHARED / "conformance" / "workloads" / "score.py"
+SCORE = PROJECT / "tests" / "data" / "workloads" / "score" / "score.py"
 ORACLE = realapi.CLUSTER_ORACLE
 
 
