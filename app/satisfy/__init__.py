@@ -11,6 +11,7 @@ per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 from .check import SEARCH_DEADLINE, check_claim_spec
 from .defaults import DefaultFill, policy_defaults
 from .now import HeldFigures, capacity_in_use, held_figures, holders_phrase
+from .plan import Alternative, RequestPlan, plan_claim
 from .pod import (
     ClassVerdict,
     ContainerResources,
@@ -20,9 +21,13 @@ from .pod import (
     PodVerdict,
     ReplicaCount,
 )
+from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 
 __all__ = [
     "SEARCH_DEADLINE",
+    "Alternative",
+    "CapacityUse",
+    "ClassUsage",
     "ClassVerdict",
     "ContainerResources",
     "DefaultFill",
@@ -32,9 +37,14 @@ __all__ = [
     "PodRequest",
     "PodVerdict",
     "ReplicaCount",
+    "RequestPlan",
+    "UsageRow",
     "capacity_in_use",
     "check_claim_spec",
+    "class_usage",
     "held_figures",
     "holders_phrase",
+    "plan_claim",
     "policy_defaults",
+    "real_devices",
 ]

@@ -13,7 +13,7 @@ namespace; other namespaces' claims are counted, never named (no leak across ten
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,12 +79,16 @@ def _real_devices(inventory: Inventory) -> set[int]:
     return set(real)
 
 
-def held_figures(alt: Alternative, inventory: Inventory, namespace: str) -> HeldFigures:
-    """The figures of ``alt`` over ``inventory`` (every device free) and its held view (now)."""
+def held_figures(alt: Alternative, inventory: Inventory, namespace: str, *, within: Collection[int] | None = None) -> HeldFigures:
+    """The figures of ``alt`` over ``inventory`` (every device free) and its held view (now);
+    ``within`` restricts them to these devices (one class of nodes)."""
     now = inventory.held_view()
     ever_c, now_c = candidates_for(alt, inventory), candidates_for(alt, now)
     devices, now_devices = inventory.devices, now.devices
-    matching = [i for i in sorted(_real_devices(inventory)) if ever_c.entry(devices[i]).status is Status.OK]
+    real = _real_devices(inventory)
+    if within is not None:
+        real &= set(within)
+    matching = [i for i in sorted(real) if ever_c.entry(devices[i]).status is Status.OK]
     reach_now = {i for g in now.groups for i in g.devices}
     free = {i for i in matching if i in reach_now and now_c.entry(now_devices[i]).status is Status.OK}
     alloc = inventory.cluster.allocations
@@ -104,7 +108,8 @@ def held_figures(alt: Alternative, inventory: Inventory, namespace: str) -> Held
                 best[name] = left
         if whole or empty:
             fully += 1
-    most = max((sum(1 for i in g.devices if i in free) for g in now.groups), default=0)
+    most = max((sum(1 for i in g.devices if i in free) for g in now.groups if within is None or set(g.devices) <= real),
+               default=0)
     own: set[str] = set()
     others: set[ObjectKey] = set()
     for i in matching:
