@@ -21,9 +21,10 @@ from .kubeconfig import (
     load_kube_config,
     make_client,
 )
+from .nodeselect import match_node_selector
 from .oneshot import ClusterRead, ReadError, read_cluster
 from .potential import WithPotential, load_potential
-from .records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from .records import AttrValue, DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
@@ -46,6 +47,7 @@ __all__ = [
     "KubeConfigError",
     "NoInventory",
     "NodeGroup",
+    "NodeInfo",
     "ObjectKey",
     "PoolKey",
     "PoolRecord",
@@ -62,6 +64,7 @@ __all__ = [
     "load_paths",
     "load_potential",
     "make_client",
+    "match_node_selector",
     "only_groups",
     "open_inventory",
     "read_cluster",

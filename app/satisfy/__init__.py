@@ -21,6 +21,8 @@ from .pod import (
     PodVerdict,
     ReplicaCount,
 )
+from .podcheck import check_pod
+from .replicas import count_replicas
 from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 
 __all__ = [
@@ -41,7 +43,9 @@ __all__ = [
     "UsageRow",
     "capacity_in_use",
     "check_claim_spec",
+    "check_pod",
     "class_usage",
+    "count_replicas",
     "held_figures",
     "holders_phrase",
     "plan_claim",
