@@ -46,6 +46,8 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_capacity_arguments(parser: argparse.ArgumentParser) -> None:
     _source_arguments(parser)
+    parser.add_argument("--fit", default=None, metavar="FILE",
+                        help="a ResourceClaim or ResourceClaimTemplate: how many more fit now, and with every device free")
     parser.add_argument("--format", choices=["text", "json", "svg"], default="text")
 
 
@@ -153,7 +155,9 @@ def _explain(args: argparse.Namespace) -> str:
 
 
 def _capacity(args: argparse.Namespace) -> str:
+    from .inventory import InputError, load_paths
     from .report import render_capacity
+    from .review import fit_object
     from .satisfy import class_usage
 
     namespace = "default" if args.inventory else _context_namespace(_kubeconfig_path(args.kubeconfig), args.context) or "default"
@@ -164,6 +168,14 @@ def _capacity(args: argparse.Namespace) -> str:
         read = _read_cluster(args, namespace, [])
         inventory, gaps = read.inventory, read.gaps
     fit = None
+    if args.fit:
+        try:
+            docs = [d for d in load_paths([args.fit]).documents if d.kind in ("ResourceClaim", "ResourceClaimTemplate")]
+        except InputError as exc:
+            raise _Fail(EXIT_USAGE, str(exc)) from exc
+        if not docs:
+            raise _Fail(EXIT_USAGE, f"--fit {args.fit}: no ResourceClaim or ResourceClaimTemplate in it")
+        fit = fit_object(docs[0].obj, inventory, deadline_seconds=args.deadline_seconds)
     alloc = inventory.cluster.allocations
     summary: dict[str, Any] = {"allocated_claims": alloc.claims, "unknown_results": alloc.unknown,
                                "claims_known": inventory.cluster.known, "gaps": gaps}

@@ -9,6 +9,7 @@ orders them and turns their answers into findings and patches.  :func:`explain_o
 """
 
 from .explain import ClaimAnswer, ClassRow, Explanation, explain_claim, explain_object
+from .fit import fit_object
 from .pipeline import (
     DEFAULT_DENY,
     DenyPolicyError,
@@ -31,6 +32,7 @@ __all__ = [
     "ReviewOptions",
     "explain_claim",
     "explain_object",
+    "fit_object",
     "parse_deny",
     "review_admission",
     "review_documents",

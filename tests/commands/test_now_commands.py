@@ -106,3 +106,17 @@ def test_the_kubectl_plugin_is_installed_as_kubectl_draguard() -> None:
 
     [ep] = [e for e in entry_points(group="console_scripts") if e.name == "kubectl-draguard"]
     assert ep.value == "draguard.cli:kubectl_entry"
+
+
+def test_capacity_fit_counts_now_and_ever(ticket: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """One more plain GPU: none is free now; with every device free, one per GPU (4 plain + the shared one)."""
+    fit = tmp_path / "fit.yaml"
+    fit.write_text(yaml.safe_dump(pending("one-more")))
+    code, out, _ = run(capsys, "capacity", "--inventory", str(ticket), "--fit", str(fit), "--format", "json")
+    assert code == 0
+    doc = json.loads(out)["fit"]
+    assert doc["ever"]["fit"] >= 5
+    assert doc["now"]["fit"] < doc["ever"]["fit"]
+    code, text, _ = run(capsys, "capacity", "--inventory", str(ticket), "--fit", str(fit))
+    assert code == 0 and "more fit now;" in text and "with every device free" in text
+    assert run(capsys, "capacity", "--inventory", str(ticket), "--fit", str(ticket / "inventory.yaml"))[0] == 2
