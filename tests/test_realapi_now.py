@@ -1,5 +1,5 @@
 """"Not now" against the real control plane (kube-apiserver, kube-scheduler, kube-controller-manager
-1.36 from ../shared/tools/cluster-oracle.py, ``--same-cluster-sequence``): a Deployment fills the
+1.36 from scripts/cluster-oracle.py, ``--same-cluster-sequence``): a Deployment fills the
 GPUs, then a pod that cannot fit now.  The real scheduler allocates the Deployment's claims; the
 webhook's live inventory (list+watch of that API server) sees them, admits a claim asking for one
 more GPU with ``CapacityInUse`` naming the shortage, and ``draguard explain`` on the waiting pod
@@ -34,7 +34,7 @@ from draguard.k8s import Reason
 from draguard.review import ReviewOptions, review_admission
 
 PROJECT = Path(__file__).resolve().parents[1]
-ORACLE = PROJECT.parent / "shared" / "tools" / "cluster-oracle.py"
+ORACLE = PROJECT / "scripts" / "cluster-oracle.py"
 BINARIES = {"KUBE_APISERVER": "kube-apiserver", "KUBE_SCHEDULER": "kube-scheduler",
             "KUBE_CONTROLLER_MANAGER": "kube-controller-manager"}
 DRIVER = "gpu.example.com"
@@ -189,4 +189,7 @@ def test_explain_names_claim_request_resource_and_counts_holders(
     [row] = claim["classes"]
     assert row["nodes"] == ["gpu-node"] and row["ever"] is True and row["now"] is False
     assert row["held"] == "held by 2 claims in other namespaces"
+    [pod_row] = doc["classes"]  # all of the pod's claims together: the engine's per-pod search
+    assert pod_row["ever"] is True and pod_row["now"] is False and pod_row["held"] == "held by 2 claims in other namespaces"
+    assert [f["reason"] for f in doc["findings"]] == ["CapacityInUse"]
     assert "trainer" not in out and "seq-batch" not in out

@@ -36,7 +36,7 @@ def _claim_json(c: ClaimAnswer) -> dict[str, Any]:
 def explanation_json(exp: Explanation) -> dict[str, Any]:
     return {"kind": exp.kind, "namespace": exp.namespace, "name": exp.name, "state": exp.state,
             "ever": exp.ever, "now": exp.now, "claims": [_claim_json(c) for c in exp.claims],
-            "classes": [row.as_json() for row in exp.classes], "gaps": list(exp.gaps)}
+            "findings": _notes(exp.notes), "classes": [row.as_json() for row in exp.classes], "gaps": list(exp.gaps)}
 
 
 def _word(value: bool | None) -> str:
@@ -55,8 +55,12 @@ def _text(exp: Explanation) -> str:
     lines = [f"{exp.kind} {exp.namespace}/{exp.name}" + (f": {exp.state}" if exp.state else "")]
     lines.append(f"  could ever run (every device free): {_word(exp.ever)}")
     lines.append(f"  fits now (today's allocations):     {_word(exp.now)}")
+    for n in exp.notes:
+        where = f" {n.path}:" if n.path is not None and str(n.path) else ""
+        lines.append(f"  {n.severity.value}: {n.reason.value}:{where} {n.message}")
     if exp.classes:
         lines.append("")
+        lines.append("  all claims of the pod together, per class of nodes:")
         lines.extend(_table(exp.classes, "  "))
     for claim in exp.claims:
         lines.append("")

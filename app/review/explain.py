@@ -11,13 +11,27 @@ only in the asking namespace (no leak across tenants).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..inventory import ClaimReducer, HeldClaim, Inventory, NodeGroup, only_groups
-from ..k8s import Note, Path, Reason, ResourceClaimSpec, Severity
-from ..satisfy import capacity_in_use, check_claim_spec, held_figures, holders_phrase, plan_claim
+from ..k8s import Budget, NodeSelector, Note, Path, Reason, ResourceClaimSpec, Severity, Toleration
+from ..satisfy import (
+    PodClaim,
+    PodPlacement,
+    PodRequest,
+    capacity_in_use,
+    check_claim_spec,
+    check_pod,
+    held_figures,
+    holders_phrase,
+    plan_claim,
+    pod_capacity_in_use,
+)
 
 __all__ = ["ClaimAnswer", "ClassRow", "Explanation", "explain_claim", "explain_object"]
 
@@ -69,6 +83,9 @@ class Explanation:
     now: bool | None = None
     claims: list[ClaimAnswer] = field(default_factory=list)
     classes: list[ClassRow] = field(default_factory=list)
+    """For a pod: the engine's joint search over all of its claims, per class of nodes."""
+    notes: list[Note] = field(default_factory=list)
+    """For a pod: the findings of that joint search (ever, and CapacityInUse)."""
     gaps: list[str] = field(default_factory=list)
 
 
@@ -179,7 +196,8 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
 
 
 def _pod_claims(pod: Mapping[str, Any], namespace: str) -> list[tuple[str, str, str, str]]:
-    """(pod claim name, claim name or "", template name or "", problem) per ``spec.resourceClaims`` entry."""
+    """(pod claim name, claim name or "", template name or "", problem) per ``spec.resourceClaims`` entry
+    (in order: the position is the entry's index)."""
     spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
     status = pod.get("status") if isinstance(pod.get("status"), Mapping) else {}
     statuses = {s.get("name"): s.get("resourceClaimName") for s in (status.get("resourceClaimStatuses") or [])
@@ -187,6 +205,7 @@ def _pod_claims(pod: Mapping[str, Any], namespace: str) -> list[tuple[str, str, 
     out: list[tuple[str, str, str, str]] = []
     for entry in (spec.get("resourceClaims") or []) if isinstance(spec, Mapping) else []:
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            out.append(("?", "", "", "an entry without a name"))
             continue
         name = entry["name"]
         if isinstance(entry.get("resourceClaimName"), str):
@@ -227,29 +246,89 @@ def explain_object(
         return None
     exp = Explanation("Pod", namespace, name, _pod_state(pod))
     answers: list[ClaimAnswer] = []
-    for pod_claim, claim_name, template, problem in _pod_claims(pod, namespace):
+    resolved: list[tuple[int, str, ResourceClaimSpec, str, HeldClaim | None, bool]] = []
+    for index, (pod_claim, claim_name, template, problem) in enumerate(_pod_claims(pod, namespace)):
         if problem:
             exp.gaps.append(f'pod claim "{pod_claim}": {problem}')
             continue
         held = _claim_of(("ResourceClaim", namespace, claim_name), inventory, objects) if claim_name else None
         if held is not None and held.spec is not None:
             origin = f'pod claim "{pod_claim}" (claim {claim_name})'
+            resolved.append((index, pod_claim, held.spec, origin, held, not template))
             answers.append(explain_claim(held.spec, inventory, namespace=namespace, name=claim_name, origin=origin,
                                          held=held, deadline_seconds=deadline_seconds))
             continue
         spec = inventory.cluster.templates.get((namespace, template)) if template else None
         if isinstance(spec, ResourceClaimSpec):
             origin = f'pod claim "{pod_claim}" (template {template}; its claim is not created yet)'
+            resolved.append((index, pod_claim, spec, origin, None, False))
             answers.append(explain_claim(spec, inventory, namespace=namespace, name=pod_claim, origin=origin,
                                          base=Path.root("spec", "spec"), deadline_seconds=deadline_seconds))
             continue
         missing = f"claim {claim_name}" if claim_name else f"template {template}"
         exp.gaps.append(f'pod claim "{pod_claim}": {missing} not found in namespace {namespace}')
     exp.claims = answers
+    request = _pod_request(pod, resolved) if not exp.gaps and resolved else None
+    if request is not None:
+        exp.ever, exp.now, exp.classes, exp.notes = _pod_classes(request, inventory, namespace, deadline_seconds)
+        return exp
     verdicts = [a.ever for a in answers]
     exp.ever = False if False in verdicts else None if None in verdicts or exp.gaps else True
     nows = [a.now for a in answers]
     exp.now = False if False in nows else None if None in nows or exp.gaps else True
-    if len(answers) > 1:
-        exp.gaps.append("each claim is answered on its own here; the pod needs all of them on one node")
     return exp
+
+
+def _pod_request(pod: Mapping[str, Any], resolved: Sequence[tuple[int, str, ResourceClaimSpec, str, HeldClaim | None, bool]]) -> PodRequest | None:
+    """The pod as the engine's per-pod search sees it: its claims (resolved above) and its own node
+    constraints (nodeName, nodeSelector, required node affinity, tolerations).  Containers'
+    extended-resource requests are left out (explain answers for the pod's claims)."""
+    spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
+    assert isinstance(spec, Mapping)
+    claims = tuple(
+        PodClaim(name, claim_spec, origin, Path.root("spec", "resourceClaims").index(i), shared=shared,
+                 allocation=held.allocation if held is not None else None,
+                 key=f"{held.namespace}/{held.name}" if held is not None and shared else "")
+        for i, name, claim_spec, origin, held, shared in resolved
+    )
+    try:
+        tolerations = tuple(Toleration.model_validate(t) for t in (spec.get("tolerations") or []) if isinstance(t, Mapping))
+        affinity_raw = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                        .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        affinity = NodeSelector.model_validate(affinity_raw) if isinstance(affinity_raw, Mapping) else None
+    except (ValidationError, ValueError, TypeError, AttributeError):
+        return None
+    selector = spec.get("nodeSelector")
+    placement = PodPlacement(
+        node_name=str(spec.get("nodeName") or ""),
+        node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, Mapping) else {},
+        affinity=affinity, tolerations=tolerations,
+    )
+    return PodRequest(claims=claims, placement=placement)
+
+
+def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, deadline_seconds: float | None) -> tuple[bool | None, bool | None, list[ClassRow], list[Note]]:
+    """Per class of nodes, the pod's verdict ever and now (the engine's joint search over all of its
+    claims, every class evaluated), with the holders where only today's allocations are in the way."""
+    def budget() -> Budget | None:
+        return Budget(time.monotonic() + deadline_seconds) if deadline_seconds is not None else None
+
+    ever = check_pod(request, inventory, budget=budget(), every_class=True)
+    now = check_pod(request, inventory, budget=budget(), every_class=True, now=True)
+    now_by = {c.nodes: c for c in now.per_class}
+    rows: list[ClassRow] = []
+    plans = [alt for c in request.claims if c.allocation is None for p in plan_claim(c.spec, c.path) for alt in p.alternatives[:1]]
+    for cls in ever.per_class:
+        n = now_by.get(cls.nodes)
+        now_ok = n.ok if n is not None else cls.ok
+        reason = cls.reason if not cls.ok else (n.reason if n is not None and not now_ok else "")
+        held = ""
+        if cls.ok and now_ok is False:
+            within = {i for g in inventory.groups if set(cls.nodes) & set(g.nodes) for i in g.devices}
+            figs = [held_figures(alt, inventory, namespace, within=within) for alt in plans]
+            short = next((f for f in figs if f.short), None)
+            if short is not None:
+                held = holders_phrase(short)
+        rows.append(ClassRow(cls.label, cls.nodes, cls.ok, now_ok if cls.ok else cls.ok, reason, held))
+    notes = [*ever.notes, *pod_capacity_in_use(request, inventory, ever, namespace=namespace, budget=budget())]
+    return ever.satisfiable, (False if now.satisfiable is False and ever.satisfiable else ever.satisfiable and now.satisfiable), rows, notes

@@ -120,3 +120,29 @@ def test_capacity_fit_counts_now_and_ever(ticket: Path, capsys: pytest.CaptureFi
     code, text, _ = run(capsys, "capacity", "--inventory", str(ticket), "--fit", str(fit))
     assert code == 0 and "more fit now;" in text and "with every device free" in text
     assert run(capsys, "capacity", "--inventory", str(ticket), "--fit", str(ticket / "inventory.yaml"))[0] == 2
+
+
+def test_explain_a_pod_from_files_per_node_class(ticket: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pod dump beside the claims: all of its claims together, per class of nodes, ever and now."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "team-a"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpus"}]}}],
+                    "resourceClaims": [{"name": "gpus", "resourceClaimName": "want"}],
+                    "nodeSelector": {"zone": "a"}},
+           "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                      "message": "0/2 nodes are available: 2 cannot allocate all claims."}]}}
+    labelled = [node("node-1", zone="a"), node("node-2", zone="b")]
+    (ticket / "nodes.yaml").write_text(yaml.safe_dump_all(labelled))  # replaces the unlabelled Nodes
+    (ticket / "pod.yaml").write_text(yaml.safe_dump(pod))
+    code, out, _ = run(capsys, "explain", "pod/trainer", "-n", "team-a", "--inventory", str(ticket), "--format", "json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["state"] == "pending; the scheduler says: 0/2 nodes are available: 2 cannot allocate all claims."
+    assert doc["ever"] is True and doc["now"] is False
+    rows = {tuple(r["nodes"]): r for r in doc["classes"]}
+    assert rows[("node-1",)]["ever"] is True and rows[("node-1",)]["now"] is False
+    assert "train-1, train-2 in this namespace" in rows[("node-1",)]["held"]
+    assert rows[("node-2",)]["ever"] is False and "nodeSelector" in rows[("node-2",)]["reason"]
+    assert [f["reason"] for f in doc["findings"]] == ["CapacityInUse"]
+    assert "secret" not in out
+    code, text, _ = run(capsys, "explain", "pod/trainer", "-n", "team-a", "--inventory", str(ticket))
+    assert code == 0 and "all claims of the pod together, per class of nodes:" in text
