@@ -40,13 +40,19 @@ reasons: $(STAMP)
 run: $(STAMP)
 	bash scripts/run-demo.sh
 
-## bench: every benchmark under benchmarks/ (median of several runs each)
+## bench: every benchmark under benchmarks/ (median of several runs each); the raw output of the
+## whole run goes into benchmarks/RESULTS.md ("make-bench" section), each script's own figures too
 bench: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@rm -rf .bench && mkdir -p .bench && echo "$$(date -u '+%Y-%m-%d %H:%M') UTC, load average $$(cut -d' ' -f1-3 /proc/loadavg)" > .bench/started
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; DRAGUARD_BENCH_WRITE=1 $(BIN)/python $$b > .bench/$$(basename $$b .py).txt 2>&1; \
+		rc=$$?; cat .bench/$$(basename $$b .py).txt; [ $$rc = 0 ] || echo "(exit status $$rc)" | tee -a .bench/$$(basename $$b .py).txt; done
+	$(BIN)/python benchmarks/results.py record .bench
 
-## apiserver: the real kube-apiserver + etcd that tests/realapi.py uses (best effort)
+## apiserver: the real kube-apiserver (+ scheduler, controller-manager) and etcd that tests/realapi.py
+## uses, and helm for the chart tests (best effort: what cannot be had is skipped, and said)
 apiserver:
 	bash scripts/setup-apiserver.sh
+	bash scripts/setup-helm.sh
 
 ## fuzz: 100,000+ generated inputs through decode, validation, CEL, satisfiability and the HTTPS
 ## doors (0 exceptions, 0 5xx, stable answers), then atheris on decode+review; figures in .fuzz/
@@ -59,9 +65,10 @@ fuzz: $(STAMP)
 			-artifact_prefix=.fuzz/ .fuzz/corpus; \
 	else echo "atheris does not install here: skipped (the generated-input run above still counts)"; fi
 
-## conformance: score draguard against ../shared/conformance (Kubernetes 1.36 verdicts)
+## conformance: score draguard against the sample in tests/data/conformance (Kubernetes 1.36.2's own
+## verdicts) with the project's scorer, scripts/conformance.py
 conformance: $(STAMP)
-	$(BIN)/python ../shared/conformance/check.py
+	$(BIN)/python scripts/conformance.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
