@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import lark
 
+from ..k8s import DraguardError
 from . import ast as A
 from . import celpy_engine
 from .device import CelDevice
@@ -44,7 +45,7 @@ class ProgramSource:
     counting: bool  # the static estimate exceeds the limit: enforce the runtime cost limit
 
 
-class UnsupportedExpression(Exception):
+class UnsupportedExpression(DraguardError):
     """A valid expression the engine cannot evaluate; ``reason`` completes "the selector …"."""
 
     def __init__(self, reason: str) -> None:

@@ -28,7 +28,7 @@ import celpy
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from ..k8s import fits_int64, fits_uint64
+from ..k8s import DraguardError, fits_int64, fits_uint64
 from . import ast as A
 from .errors import format_error
 from .values import UInt
@@ -56,7 +56,7 @@ _lock = threading.Lock()
 _lark: lark.Lark | None = None
 
 
-class ParseError(Exception):
+class ParseError(DraguardError):
     """Syntax errors, already formatted as cel-go prints them (one ``ERROR:`` block each)."""
 
     def __init__(self, message: str) -> None:

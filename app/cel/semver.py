@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import total_ordering
 
-from ..k8s import UINT64_MAX, go_quote
+from ..k8s import UINT64_MAX, DraguardError, go_quote
 
 __all__ = ["Semver", "SemverError", "parse_semver"]
 
@@ -19,7 +19,7 @@ _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
 
 
-class SemverError(ValueError):
+class SemverError(DraguardError, ValueError):
     """A string ``semver.Parse`` (or Kubernetes' normalising parse) refuses; message is upstream's."""
 
 

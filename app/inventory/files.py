@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from ..k8s import DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
+from ..k8s import DecodeResult, DraguardError, Finding, Reason, Severity, decode_bytes, decode_text
 
 __all__ = ["MANIFEST_SUFFIXES", "MAX_FILE_BYTES", "STDIN_NAME", "InputError", "iter_paths", "load_paths"]
 
@@ -26,7 +26,7 @@ MAX_FILE_BYTES = 32 * 1024 * 1024
 STDIN_NAME = "<stdin>"
 
 
-class InputError(Exception):
+class InputError(DraguardError):
     """A path that cannot be read at all (missing or unreadable; an empty folder is fine)."""
 
 

@@ -26,6 +26,7 @@ from .decode import (
     decode_bytes,
     decode_text,
 )
+from .errors import DraguardError
 from .features import (
     DEFAULT_TARGET,
     DEFAULT_VERSION,
@@ -179,6 +180,7 @@ __all__ = [
     "DeviceTaint",
     "DeviceToleration",
     "Document",
+    "DraguardError",
     "DroppedField",
     "ErrorType",
     "ExactDeviceRequest",

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .errors import DraguardError
+
 __all__ = [
     "DEFAULT_TARGET",
     "DEFAULT_VERSION",
@@ -37,7 +39,7 @@ SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36")
 DEFAULT_VERSION = "1.36"
 
 
-class FeatureGateError(ValueError):
+class FeatureGateError(DraguardError, ValueError):
     """A ``--kubernetes-version`` or ``--feature-gates`` value kube-apiserver would refuse."""
 
     def __init__(self, message: str, *, parameter: str = "") -> None:

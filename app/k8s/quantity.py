@@ -19,6 +19,7 @@ import enum
 import re
 from functools import total_ordering
 
+from .errors import DraguardError
 from .golang import INT64_MAX
 
 __all__ = ["Format", "Quantity", "QuantityError", "parse_quantity"]
@@ -41,7 +42,7 @@ _BINARY_BY_EXPONENT = {v: k for k, v in _BINARY_SUFFIXES.items()}
 _BINARY_BY_EXPONENT[0] = ""
 
 
-class QuantityError(ValueError):
+class QuantityError(DraguardError, ValueError):
     """A string that apimachinery's ``ParseQuantity`` would refuse; the message is upstream's."""
 
 

@@ -31,6 +31,7 @@ from ..k8s import (
     V1BETA2,
     BudgetExceeded,
     Document,
+    DraguardError,
     Family,
     FieldError,
     Finding,
@@ -82,7 +83,7 @@ def _api_checked(reason: str) -> bool:
     return family_of(reason) in (Family.PARITY, Family.DECODE)
 
 
-class DenyPolicyError(ValueError):
+class DenyPolicyError(DraguardError, ValueError):
     """A ``--deny`` value that cannot be a denial reason; the message says why."""
 
 

@@ -32,7 +32,7 @@ from ..inventory import (
     load_kube_config,
     open_inventory,
 )
-from ..k8s import FeatureGateError, Reason, Target, bulk_allocation, parse_target
+from ..k8s import DraguardError, FeatureGateError, Reason, Target, bulk_allocation, parse_target
 from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from .app import create_app
 from .drain import DrainingServer
@@ -48,7 +48,7 @@ __all__ = ["add_serve_arguments", "build_state", "run_serve"]
 log = logging.getLogger("draguard.serve")
 
 
-class UsageError(Exception):
+class UsageError(DraguardError):
     """A flag combination or input that cannot work; ``run_serve`` exits 2 with the message."""
 
 

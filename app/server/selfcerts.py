@@ -38,6 +38,7 @@ from typing import Any
 
 from ..certs import service_dns_names, write_atomic
 from ..inventory import KubeConfig, make_client
+from ..k8s import DraguardError
 from .kube_objects import Conflict, ObjectApiError, ObjectClient
 from .lease import LeaseLock
 from .rotation_plan import BUNDLE_KEY, RotationPolicy, parse_certificates, plan_rotation
@@ -51,7 +52,7 @@ WEBHOOK_PLURALS = ("validatingwebhookconfigurations", "mutatingwebhookconfigurat
 NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
-class SelfCertError(Exception):
+class SelfCertError(DraguardError):
     """The self-managed certificate could not be put in place (start-up gives up with this)."""
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..inventory import InventorySource
-from ..k8s import CHECKED_KINDS, JsonError, Reason, Severity, describe, loads_json
+from ..k8s import CHECKED_KINDS, DraguardError, JsonError, Reason, Severity, describe, loads_json
 from ..report import allow, mutation_response, validation_response
 from ..review import ObjectReview, ReviewOptions, review_admission
 from ..satisfy import SEARCH_DEADLINE
@@ -49,7 +49,7 @@ DRA_GROUP = "resource.k8s.io"
 DRA_VERSION = "v1"
 
 
-class BadReview(ValueError):
+class BadReview(DraguardError, ValueError):
     """The body is not an AdmissionReview request; answered with 400 and this message."""
 
 
