@@ -4,10 +4,10 @@ Why draguard makes its own certificates: the API server only calls a webhook ove
 trusts the CA given in the webhook configuration's ``caBundle``.  ``draguard certs`` produces a
 CA plus a serving certificate for ``<service>.<namespace>.svc`` in one step and can write the CA
 into the manifests, so the Secret, the served certificate and the ``caBundle`` come from the
-same run (mismatches between them are the classic rotation failure, see anchors §5 #11).
+same run (mismatches between them are the classic rotation failure).
 
 The CA lives ten times longer than the leaf by default, so renewing the leaf (the frequent
-operation) never requires touching ``caBundle`` (anchors §5 #10: an expired CA nobody renewed).
+operation) never requires touching ``caBundle`` (the classic outage is an expired CA nobody renewed).
 """
 
 from __future__ import annotations
@@ -347,7 +347,7 @@ def patch_ca_bundle(text: str, ca_b64: str) -> tuple[str, int]:
 
 # ------------------------------------------------------------------ CLI
 def add_certs_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``draguard certs`` (DESIGN.md §3)."""
+    """Arguments of ``draguard certs`` (README "The CLI")."""
     parser.add_argument("--service", required=True, help="Service name the API server calls")
     parser.add_argument("--namespace", required=True, help="namespace of the Service")
     parser.add_argument("--out", default="certs", help="output folder (default: certs/)")

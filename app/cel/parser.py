@@ -2,7 +2,7 @@
 
 The grammar is cel-python's (``celpy/cel.lark``, the engine the project standardised on), but
 the Lark parser is our own instance: cel-python keeps one process-wide parser singleton whose
-tree class depends on whichever ``Environment`` was built first (cel.md §6.4), and building an
+tree class depends on whichever ``Environment`` was built first, and building an
 ``Environment`` also calls ``sys.setrecursionlimit``.  Using the grammar file directly avoids
 both side effects.  Lark parsing is serialised by a lock (it is cheap and compile results are
 cached by :mod:`app.cel.selector`).

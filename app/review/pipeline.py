@@ -367,9 +367,9 @@ def _satisfiability(
 def _sound_for_target(notes: list[Note], spec: Any, target: Target) -> list[Note]:
     """Never reject what the target's own allocator could allocate.
 
-    The search follows the 1.36 allocator.  Where an older allocator is documented to be more
-    permissive (shared/reference/allocator.md §F: 1.34 compares ``distinctAttribute`` values by
-    pointer, so two different devices with equal values pass), a proof made with 1.36's rules is
+    The search follows the 1.36 allocator.  Where an older allocator is more permissive (1.34's
+    compares ``distinctAttribute`` values by pointer, so two different devices with equal values
+    pass), a proof made with 1.36's rules is
     no proof for that target: it becomes SatisfiabilityUnknown, saying why.
     """
     distinct = any(c.distinct_attribute is not None for c in spec.devices.constraints)

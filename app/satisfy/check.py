@@ -2,7 +2,7 @@
 
 Why per node group and with an empty cluster: admission-time checks must not depend on what
 happens to be allocated right now; the question is whether the claim can *ever* be allocated.
-Rejections are reserved for proofs (DESIGN §1.3): a missing class, an expired deadline or an
+Rejections are reserved for proofs (README "What denies, what warns, and why"): a missing class, an expired deadline or an
 order-dependent corner the search cannot settle all produce warnings, never errors.
 
 Speed: devices are reduced to a per-claim key (how they behave for *this* claim: match status,

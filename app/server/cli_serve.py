@@ -53,7 +53,7 @@ class UsageError(DraguardError):
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``draguard serve`` (DESIGN.md §3)."""
+    """Arguments of ``draguard serve`` (README "The CLI")."""
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default 8443)")
     parser.add_argument("--tls-cert", help="serving certificate (PEM); reloaded when the file changes")

@@ -5,7 +5,7 @@ and kinds are reviewed, what a timeout or an internal error means, what goes int
 line and the metrics) is plain data handling and is tested here without a server; the routes
 only read the body, enforce the deadline and serialise.
 
-Rules (DESIGN.md §5, anchors §6):
+Rules (README "The webhook and the lint endpoint"):
 
 * ``uid`` is echoed; the envelope's apiVersion/kind echo the request's.
 * DELETE and CONNECT are allowed untouched; kinds draguard does not check (or versions other
@@ -204,7 +204,8 @@ def fallback_outcome(call: AdmissionCall, route: Route, why: Literal["Timeout", 
                      detail: str) -> Outcome:
     """Allowed with a warning: draguard could not finish, so it must not block (fail open).
 
-    The warning starts with its reason, as every AdmissionReview warning does (DESIGN.md §5).
+    The warning starts with its reason, as every AdmissionReview warning does
+    (README "The webhook and the lint endpoint").
     """
     if why == "Timeout":
         text = f"Timeout: draguard's review did not finish within {detail}; allowed without a full check"
