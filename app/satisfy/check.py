@@ -229,9 +229,8 @@ def _error_note(out: Outcome, severity: Severity) -> Note:
     err, dev, alt = out.entry.error, out.entry.dev, out.alt
     hint = f" ({err.hint})" if err.hint else ""
     who = f'request "{alt.display}": ' if alt is not None else ""
-    origin = "the request's" if err.origin == "request" else err.origin
     msg = (
-        f"{who}{origin} selector #{err.index} fails on device {dev.where} with a CEL runtime error: "
+        f"{who}{err.origin.owner} selector #{err.index} fails on device {dev.where} with a CEL runtime error: "
         f"{err.message}{hint}; Kubernetes aborts scheduling of the pod when it evaluates this device"
     )
     return Note(Reason.SELECTOR_RUNTIME_ERROR, msg, alt.path if alt is not None else None, severity)
