@@ -29,6 +29,10 @@ PATHS = {
     "deviceclasses": ("/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass"),
     "resourceslices": ("/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice"),
     "nodes": ("/api/v1/nodes", "v1", "Node"),
+    # namespaced kinds listed across all namespaces (objects keyed "namespace/name")
+    "resourceclaims": ("/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim"),
+    "resourceclaimtemplates": (
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1", "ResourceClaimTemplate"),
 }
 
 
@@ -109,12 +113,15 @@ class FakeCluster:
             obj.setdefault("kind", kind)
             obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
             name = obj["metadata"]["name"]
+            if obj["metadata"].get("namespace"):
+                name = f"{obj['metadata']['namespace']}/{name}"
             etype = "MODIFIED" if name in self.objects[resource] else "ADDED"
             self.objects[resource][name] = obj
             self.history.append((self.rv, resource, etype, obj))
             return self.rv
 
     def delete(self, resource: str, name: str) -> int:
+        """Delete by name (``namespace/name`` for namespaced kinds)."""
         with self.lock:
             self.rv += 1
             obj = copy.deepcopy(self.objects[resource].pop(name))
@@ -299,6 +306,9 @@ def make_app(cluster: FakeCluster) -> Starlette:
                 return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
             if cluster.token is not None and request.headers.get("authorization") != f"Bearer {cluster.token}":
                 return JSONResponse(_status(401, "Unauthorized", "Unauthorized"), status_code=401)
+            verb = "watch" if params.get("watch") in ("true", "1") else "list"
+            if (verb, resource) in cluster.forbidden:
+                return JSONResponse(_status(403, "Forbidden", f"{resource} is forbidden: cannot {verb}"), 403)
             if params.get("watch") in ("true", "1"):
                 return await _watch(cluster, resource, params, meta_only)
             return _list(cluster, resource, params, meta_only)
