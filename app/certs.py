@@ -110,6 +110,15 @@ def _load_ca(ca_cert_pem: bytes, ca_key_pem: bytes) -> tuple[x509.Certificate, e
     return cert, key
 
 
+def _key_usage(*, ca: bool) -> x509.KeyUsage:
+    """Signatures only; a CA also signs certificates and revocation lists."""
+    return x509.KeyUsage(
+        digital_signature=True, content_commitment=False, key_encipherment=False,
+        data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
+        encipher_only=False, decipher_only=False,
+    )
+
+
 def generate_ca(common_name: str, days: int, now: dt.datetime | None = None) -> tuple[bytes, bytes]:
     """A self-signed CA (certificate PEM, key PEM) valid for ``days`` days."""
     now = now or dt.datetime.now(dt.UTC)
@@ -124,14 +133,7 @@ def generate_ca(common_name: str, days: int, now: dt.datetime | None = None) -> 
         .not_valid_before(now - _BACKDATE)
         .not_valid_after(now + dt.timedelta(days=days))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -168,14 +170,7 @@ def generate_leaf(
         .not_valid_before(now - _BACKDATE)
         .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=False), critical=True)
         .add_extension(
             x509.ExtendedKeyUsage(
                 [ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH]

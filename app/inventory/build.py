@@ -28,10 +28,10 @@ from ..k8s import (
     Quantity,
     ResourceSlice,
     Target,
-    decode_object,
+    structural_pass,
 )
 from .celdevice import cel_device_error
-from .nodeselect import match_node_selector
+from .node_match import match_node_selector
 from .profiles import ProfileIndex
 from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from .snapshot import Inventory
@@ -65,7 +65,7 @@ def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> 
             return ("Node", (node.metadata.name, dict(node.metadata.labels))) if node.metadata.name else None
         if kind not in ("DeviceClass", "ResourceSlice"):
             return None
-        model = decode_object(kind, dict(raw), target=target).model
+        model = structural_pass(kind, dict(raw), target=target).model
     except (ValidationError, ValueError, TypeError, AttributeError):
         return None
     if isinstance(model, DeviceClass) and model.metadata.name:

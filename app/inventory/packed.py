@@ -53,11 +53,6 @@ class PackedObjects(Sequence[dict[str, Any]]):
         for packed in self._packed:
             yield pickle.loads(packed)
 
-    @property
-    def packed_bytes(self) -> int:
-        """Bytes held by the packed objects (for tests and ``/readyz`` figures)."""
-        return sum(len(p) for p in self._packed)
-
 
 class ChainedObjects(Sequence[dict[str, Any]]):
     """Several object sequences read as one, without copying them (or unpacking packed ones)

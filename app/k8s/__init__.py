@@ -127,7 +127,7 @@ from .models import (
 )
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from .reasons import REASONS, Family, Reason, ReasonInfo, Severity, family_of, reason_anchor
-from .structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
+from .structure import Structural, apply_defaults, loc_to_path, structural_pass, to_internal_shape
 from .templates import TEMPLATE_MESSAGE, UNRENDERED_TEMPLATE
 from .tree import compact_json, deep_copy, depth, describe, equal, json_length
 from .versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
@@ -237,7 +237,6 @@ __all__ = [
     "compact_json",
     "current_budget",
     "decode_bytes",
-    "decode_object",
     "decode_text",
     "deep_copy",
     "deprecation_warning",
@@ -269,6 +268,7 @@ __all__ = [
     "required",
     "round_up_to_step",
     "source_path",
+    "structural_pass",
     "to_internal_shape",
     "too_long",
     "too_many",

@@ -119,10 +119,6 @@ class Quantity:
     def is_integer(self) -> bool:
         return self._nanos % _NANO == 0
 
-    def as_fraction_parts(self) -> tuple[int, int]:
-        """(numerator, denominator) of the exact value, for float conversion by callers."""
-        return self._nanos, _NANO
-
     def as_float(self) -> float:
         return self._nanos / _NANO
 
@@ -142,9 +138,6 @@ class Quantity:
     def cmp(self, other: Quantity) -> int:
         """``q.Cmp(y)``: -1, 0 or 1."""
         return (self._nanos > other._nanos) - (self._nanos < other._nanos)
-
-    def with_format(self, fmt: Format) -> Quantity:
-        return Quantity(self._nanos, fmt)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Quantity):

@@ -1,4 +1,4 @@
-"""From a raw decoded object to a typed model: apiVersion check, defaulting, strict decoding.
+"""The structural pass: from a document's object to a typed model (apiVersion, strict decoding, defaulting).
 
 Why a separate step: structural problems (a typo'd field, a string where an int belongs, a
 malformed quantity) make the API server refuse the object before any validation rule runs,
@@ -39,13 +39,15 @@ from .v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1
 from .versions import (
     SERVED_VERSIONS,
     V1BETA1,
+    claim_requests,
+    default_request,
     deprecation_warning,
     unsupported_version_message,
     v1beta1_defaults,
     v1beta1_to_v1,
 )
 
-__all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "decode_object", "loc_to_path", "to_internal_shape"]
+__all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "loc_to_path", "structural_pass", "to_internal_shape"]
 
 DRA_MODEL_TYPES = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
 _V1BETA1_MODELS: dict[str, type[BaseModel]] = {
@@ -89,34 +91,15 @@ def apply_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """The v1 defaulting the API server applies before validation, on a deep copy (made without
     recursion: opaque parameters may nest 10,000 levels)."""
     out: dict[str, Any] = deep_copy(obj)
-    spec: Any = out.get("spec")
-    if kind == "ResourceClaimTemplate":
-        spec = spec.get("spec") if isinstance(spec, dict) else None
-    if kind in ("ResourceClaim", "ResourceClaimTemplate") and isinstance(spec, dict):
-        devices = spec.get("devices")
-        requests = devices.get("requests") if isinstance(devices, dict) else None
-        for request in requests if isinstance(requests, list) else []:
-            if not isinstance(request, dict):
-                continue
-            exactly = request.get("exactly")
-            if isinstance(exactly, dict):
-                _default_request(exactly)
-            subs = request.get("firstAvailable")
-            for sub in subs if isinstance(subs, list) else []:
-                if isinstance(sub, dict):
-                    _default_request(sub)
+    for request in claim_requests(kind, out):
+        exactly = request.get("exactly")
+        if isinstance(exactly, dict):
+            default_request(exactly)
+        subs = request.get("firstAvailable")
+        for sub in subs if isinstance(subs, list) else []:
+            if isinstance(sub, dict):
+                default_request(sub)
     return out
-
-
-def _default_request(req: dict[str, Any]) -> None:
-    if req.get("allocationMode") in (None, ""):
-        req["allocationMode"] = "ExactCount"
-    if req.get("allocationMode") == "ExactCount" and req.get("count") in (None, 0):
-        req["count"] = 1
-    tolerations = req.get("tolerations")
-    for tol in tolerations if isinstance(tolerations, list) else []:
-        if isinstance(tol, dict) and tol.get("operator") in (None, ""):
-            tol["operator"] = "Equal"
 
 
 # ---------------------------------------------------------------------------- loc → Path
@@ -195,7 +178,7 @@ def to_internal_shape(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     return apply_defaults(kind, obj)
 
 
-def decode_object(
+def structural_pass(
     kind: str,
     obj: dict[str, Any],
     *,
@@ -203,7 +186,7 @@ def decode_object(
     create: bool = True,
     old: dict[str, Any] | None = None,
 ) -> Structural:
-    """Decode one object of a checked kind the way kube-apiserver does before validating it.
+    """The structural pass of one object of a checked kind, as kube-apiserver decodes it before validating.
 
     Strict decoding against the schema of the object's own version (unknown fields and JSON
     types, at versioned paths), that version's defaulting, conversion to the v1 shape, then
