@@ -25,6 +25,7 @@ from .decode import (
     Position,
     decode_bytes,
     decode_text,
+    shift_result,
 )
 from .errors import DraguardError
 from .features import (
@@ -267,6 +268,7 @@ __all__ = [
     "render_value",
     "required",
     "round_up_to_step",
+    "shift_result",
     "source_path",
     "structural_pass",
     "to_internal_shape",
