@@ -90,10 +90,14 @@ def _grammar_cache_file() -> str | bool:
     """Where Lark may keep its analysed grammar (8x faster start-up: ~20 ms instead of ~160 ms).
 
     Keyed by Lark on the grammar and options, so a new cel-python version never reads a stale
-    file.  ``DRAGUARD_CACHE_DIR`` overrides the place; a folder that cannot be written (a
-    read-only root filesystem) or that someone else could write to turns the cache off.
+    file.  ``DRAGUARD_CACHE_DIR`` overrides the place (``off``: no file at all); a folder that cannot
+    be written (a read-only root filesystem) or that someone else could write to turns the cache
+    off.  One file per Lark version: the folder never grows with use.
     """
-    folder = os.environ.get("DRAGUARD_CACHE_DIR") or os.path.join(tempfile.gettempdir(), "draguard-cache")
+    setting = os.environ.get("DRAGUARD_CACHE_DIR", "")
+    if setting == "off":
+        return False
+    folder = setting or os.path.join(tempfile.gettempdir(), "draguard-cache")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:

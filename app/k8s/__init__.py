@@ -73,6 +73,7 @@ from .golang import (
     wrap_int64,
 )
 from .jsonparse import JsonError, loads_json
+from .memo import Memo, memo_tables
 from .models import (
     DRA_API_VERSIONS,
     KIND_MODELS,
@@ -196,6 +197,7 @@ __all__ = [
     "Finding",
     "Format",
     "JsonError",
+    "Memo",
     "Namespace",
     "NetworkDeviceData",
     "Node",
@@ -258,6 +260,7 @@ __all__ = [
     "json_length",
     "loads_json",
     "loc_to_path",
+    "memo_tables",
     "not_found",
     "not_supported",
     "parse_feature_gates",

@@ -21,6 +21,7 @@ from functools import total_ordering
 
 from .errors import DraguardError
 from .golang import INT64_MAX
+from .memo import Memo
 
 __all__ = ["Format", "Quantity", "QuantityError", "parse_quantity"]
 
@@ -285,8 +286,7 @@ def _takes_slow_path(integer: str, fraction: str, fmt: Format, binary_exp: int |
     return decimal_exp - len(fraction) < -9
 
 
-_PARSED: dict[str, Quantity] = {}
-_PARSED_MAX = 4096
+_PARSED: Memo[str, Quantity] = Memo("quantities", 4096)
 _PARSED_TEXT_MAX = 64
 
 
@@ -302,9 +302,7 @@ def parse_quantity(text: str) -> Quantity:
         return Quantity(got._nanos, got._format, got._text)
     value = _parse_quantity(text)
     if len(text) <= _PARSED_TEXT_MAX:
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[text] = value
+        _PARSED.put(text, value)
     return value
 
 
