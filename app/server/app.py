@@ -36,11 +36,11 @@ from .safe_render import SafeJSONResponse, encode_body
 from .state import ServerState
 from .webhook import (
     AdmissionCall,
+    Answer,
     BadReview,
-    Outcome,
     Route,
     envelope,
-    fallback_outcome,
+    fallback_answer,
     needs_review,
     parse_admission_review,
     review_call,
@@ -163,9 +163,9 @@ def create_app(state: ServerState) -> FastAPI:
                 call = parse_admission_review(body)
             except BadReview as exc:
                 raise _StatusError(400, "BadRequest", str(exc)) from exc
-            outcome = needs_review(call, route)
-            if outcome is None:
-                outcome = await _run_review(call, route, started)
+            answer = needs_review(call, route)
+            if answer is None:
+                answer = await _run_review(call, route, started)
         except _StatusError as exc:
             elapsed = time.perf_counter() - started
             metrics.observe(route, "error", exc.reason, elapsed)
@@ -173,30 +173,30 @@ def create_app(state: ServerState) -> FastAPI:
                        error=exc.detail, ms=round(elapsed * 1000, 2))
             return _status(exc)
         elapsed = time.perf_counter() - started
-        metrics.observe(route, outcome.decision, outcome.reason, elapsed, outcome.fail_open)
-        if outcome.fail_open is not None:  # rare, and must be loud: warning log + metric + audit annotation
-            outcome.response.setdefault("auditAnnotations", {})[FAIL_OPEN_AUDIT_KEY] = outcome.fail_open
+        metrics.observe(route, answer.decision, answer.reason, elapsed, answer.fail_open)
+        if answer.fail_open is not None:  # rare, and must be loud: warning log + metric + audit annotation
+            answer.response.setdefault("auditAnnotations", {})[FAIL_OPEN_AUDIT_KEY] = answer.fail_open
             log.warning("review allowed without a full check (fail-open)", extra={"fields": {
                 "uid": call.uid, "route": route, "kind": call.kind, "namespace": call.namespace,
-                "name": call.name, "failOpen": outcome.fail_open, "ms": round(elapsed * 1000, 2)}})
+                "name": call.name, "failOpen": answer.fail_open, "ms": round(elapsed * 1000, 2)}})
         log_review(
             route=route, uid=call.uid, kind=call.kind, namespace=call.namespace, name=call.name,
-            operation=call.operation, dryRun=call.dry_run, decision=outcome.decision,
-            reason=outcome.reason, reasons=outcome.reasons, failOpen=outcome.fail_open, warnings=len(outcome.response.get("warnings", [])),
-            patched="patch" in outcome.response, ms=round(elapsed * 1000, 2),
+            operation=call.operation, dryRun=call.dry_run, decision=answer.decision,
+            reason=answer.reason, reasons=answer.reasons, failOpen=answer.fail_open, warnings=len(answer.response.get("warnings", [])),
+            patched="patch" in answer.response, ms=round(elapsed * 1000, 2),
         )
-        return SafeJSONResponse(envelope(call, outcome.response))
+        return SafeJSONResponse(envelope(call, answer.response))
 
-    async def _run_review(call: AdmissionCall, route: Route, started: float) -> Outcome:
+    async def _run_review(call: AdmissionCall, route: Route, started: float) -> Answer:
         remaining = state.deadline_seconds - (time.perf_counter() - started)
         options = route_options(route)
         try:
             return await in_worker(lambda: review_call(call, route, state.inventory, options), remaining)
         except TimeoutError:
-            return fallback_outcome(call, route, "Timeout", f"{state.deadline_seconds:g}s")
+            return fallback_answer(call, route, "Timeout", f"{state.deadline_seconds:g}s")
         except Exception as exc:  # a bug in a check must not block the cluster: fail open, loudly
             log.exception("review failed", extra={"fields": {"uid": call.uid}})
-            return fallback_outcome(call, route, "InternalError", type(exc).__name__)
+            return fallback_answer(call, route, "InternalError", type(exc).__name__)
 
     @app.post("/validate")
     async def validate(request: Request) -> Response:
