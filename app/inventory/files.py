@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from ..k8s import (
     MAX_DOCUMENTS,
     DecodeResult,
+    DraguardError,
     Finding,
     Reason,
     Severity,
@@ -56,7 +57,7 @@ STREAM_ABOVE_BYTES = 16 * 1024 * 1024
 STDIN_NAME = "<stdin>"
 
 
-class InputError(Exception):
+class InputError(DraguardError):
     """A path that cannot be read at all (missing or unreadable; an empty folder is fine)."""
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from ..inventory import status_message
+from ..k8s import DraguardError
 
 __all__ = ["Conflict", "ObjectApiError", "ObjectClient", "object_path"]
 
@@ -25,7 +26,7 @@ _PREFIXES = {
 }
 
 
-class ObjectApiError(Exception):
+class ObjectApiError(DraguardError):
     """The API server refused a request (status and its message)."""
 
     def __init__(self, status: int, message: str) -> None:

@@ -5,7 +5,7 @@ and kinds are reviewed, what a timeout or an internal error means, what goes int
 line and the metrics) is plain data handling and is tested here without a server; the routes
 only read the body, enforce the deadline and serialise.
 
-Rules (DESIGN.md §5, anchors §6):
+Rules (README "The webhook and the lint endpoint"):
 
 * ``uid`` is echoed; the envelope's apiVersion/kind echo the request's.
 * DELETE and CONNECT are allowed untouched; kinds draguard does not check (or versions other
@@ -27,6 +27,7 @@ from typing import Any, Literal
 from ..inventory import InventorySource
 from ..k8s import (
     DRA_KINDS,
+    DraguardError,
     JsonError,
     Reason,
     Severity,
@@ -42,11 +43,11 @@ from ..satisfy import SEARCH_DEADLINE
 __all__ = [
     "ADMISSION_API_VERSIONS",
     "AdmissionCall",
+    "Answer",
     "BadReview",
-    "Outcome",
     "Route",
     "envelope",
-    "fallback_outcome",
+    "fallback_answer",
     "needs_review",
     "parse_admission_review",
     "review_call",
@@ -59,7 +60,7 @@ DRA_GROUP = "resource.k8s.io"
 DRA_VERSION = "v1"
 
 
-class BadReview(ValueError):
+class BadReview(DraguardError, ValueError):
     """The body is not an AdmissionReview request; answered with 400 and this message."""
 
 
@@ -81,7 +82,7 @@ class AdmissionCall:
 
 
 @dataclass
-class Outcome:
+class Answer:
     """The response plus what the log line and metrics say about it."""
 
     response: dict[str, Any]
@@ -166,24 +167,24 @@ def _workload(call: AdmissionCall, workload_kinds: Sequence[WorkloadKind]) -> bo
 
 def needs_review(
     call: AdmissionCall, route: Route, workload_kinds: Sequence[WorkloadKind] = ()
-) -> Outcome | None:
+) -> Answer | None:
     """The answer for requests that need no pipeline run, or None when one is needed.
 
     Pods and workloads (Deployment, Job…, and the operator's ``--workload-kinds``) are reviewed
     by ``/validate`` only: ``/mutate`` never patches them.
     """
     if call.operation in ("DELETE", "CONNECT"):
-        return Outcome(allow(call.uid), "allowed", "Skipped")
+        return Answer(allow(call.uid), "allowed", "Skipped")
     if _workload(call, workload_kinds):
-        return Outcome(allow(call.uid), "allowed", "Skipped") if route == "mutate" else None
+        return Answer(allow(call.uid), "allowed", "Skipped") if route == "mutate" else None
     if call.group != DRA_GROUP or call.kind not in DRA_KINDS:
         warning = f"draguard does not check {call.kind or 'this kind'} objects; allowed without checks"
-        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", Reason.UNSUPPORTED_KIND)
+        return Answer(allow(call.uid, [warning] if route == "validate" else []), "allowed", Reason.UNSUPPORTED_KIND)
     if call.version != DRA_VERSION:
         warning = f"draguard checks {DRA_GROUP}/{DRA_VERSION} only, not {call.version}; allowed without checks"
-        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedVersion")
+        return Answer(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedVersion")
     if route == "mutate" and not (call.kind == "ResourceClaim" and call.operation == "CREATE"):
-        return Outcome(allow(call.uid), "allowed", "Skipped")
+        return Answer(allow(call.uid), "allowed", "Skipped")
     return None
 
 
@@ -198,7 +199,7 @@ def _first_reason(review: ObjectReview, severities: tuple[Severity, ...]) -> str
 
 def review_call(
     call: AdmissionCall, route: Route, inventory: InventorySource, options: ReviewOptions
-) -> Outcome:
+) -> Answer:
     """Run the pipeline for one call (CPU-bound: the server runs this in a worker thread)."""
     review = review_admission(
         kind=call.kind,
@@ -215,22 +216,23 @@ def review_call(
     if route == "mutate":
         response = mutation_response(call.uid, review)
         reason = "Patched" if review.patch else "none"
-        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms)
+        return Answer(response, "allowed", reason, reasons, review.elapsed_ms)
     response = validation_response(call.uid, review, kind=call.kind, name=call.name, group=call.group)
     if response["allowed"]:
         reason = _first_reason(review, (Severity.WARNING, Severity.INFO)) or "none"
-        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms, undecided)
-    return Outcome(response, "denied", _first_reason(review, (Severity.ERROR,)), reasons, review.elapsed_ms)
+        return Answer(response, "allowed", reason, reasons, review.elapsed_ms, undecided)
+    return Answer(response, "denied", _first_reason(review, (Severity.ERROR,)), reasons, review.elapsed_ms)
 
 
-def fallback_outcome(call: AdmissionCall, route: Route, why: Literal["Timeout", "InternalError"],
-                     detail: str) -> Outcome:
+def fallback_answer(call: AdmissionCall, route: Route, why: Literal["Timeout", "InternalError"],
+                     detail: str) -> Answer:
     """Allowed with a warning: draguard could not finish, so it must not block (fail open).
 
-    The warning starts with its reason, as every AdmissionReview warning does (DESIGN.md §5).
+    The warning starts with its reason, as every AdmissionReview warning does
+    (README "The webhook and the lint endpoint").
     """
     if why == "Timeout":
         text = f"Timeout: draguard's review did not finish within {detail}; allowed without a full check"
     else:
         text = f"InternalError: draguard failed ({detail}); allowed without a full check"
-    return Outcome(allow(call.uid, [text]), "allowed", why, fail_open=why)
+    return Answer(allow(call.uid, [text]), "allowed", why, fail_open=why)

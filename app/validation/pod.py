@@ -31,7 +31,7 @@ from ..k8s import (
     required,
 )
 from .names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
-from .nodeselector import validate_node_selector
+from .node_selectors import validate_node_selector
 
 __all__ = [
     "IMPLICIT_EXTENDED_PREFIX",
