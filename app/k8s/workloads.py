@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import DraguardError
 from .field import Path
 
 __all__ = [
@@ -40,7 +41,7 @@ __all__ = [
 FieldPath = tuple[str, ...]
 
 
-class WorkloadKindsError(ValueError):
+class WorkloadKindsError(DraguardError, ValueError):
     """A ``--workload-kinds`` file that does not describe kinds; the message says where."""
 
 
