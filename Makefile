@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all test lint typecheck unit run bench fuzz conformance certs clean apiserver
+.PHONY: all test lint typecheck unit run bench fuzz conformance certs clean apiserver reasons
 
 all: test
 
@@ -31,6 +31,10 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest
+
+## reasons: rewrite README.md's "Reasons" table from the reason registry (app/k8s/reasons.py)
+reasons: $(STAMP)
+	$(BIN)/python scripts/reasons-table.py
 
 ## run: the webhook on https://127.0.0.1:8443 with the demo inventory in examples/inventory
 run: $(STAMP)

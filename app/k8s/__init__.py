@@ -6,7 +6,8 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
 * :mod:`.quantity` — ``resource.Quantity``, exact;
 * :mod:`.golang` — Go's integer and string semantics, and the 1.36 whole-unit rule;
 * :mod:`.field` — field paths and field errors as apimachinery renders them;
-* :mod:`.finding` — what every check reports (``Finding``, ``Note``, ``Reason``, ``Severity``);
+* :mod:`.finding` — what every check reports (``Finding``, ``Note``);
+* :mod:`.reasons` — the one registry of reasons (``Reason``, its ``Family``, ``Severity``, ``REASONS``);
 * :mod:`.decode`, :mod:`.structure`, :mod:`.tree` — YAML/JSON documents with positions, the
   structural (unknown-field, type) pass, and JSON-tree helpers;
 * :mod:`.features`, :mod:`.versions`, :mod:`.gated`, :mod:`.v1beta1` — the target Kubernetes
@@ -52,7 +53,7 @@ from .field import (
     too_long,
     too_many,
 )
-from .finding import Finding, Note, ObjectRef, Reason, Severity
+from .finding import Finding, Note, ObjectRef
 from .gated import DroppedField, drop_disabled_fields, has_disabled_fields
 from .golang import (
     INT64_MAX,
@@ -106,6 +107,8 @@ from .models import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    NodeSpec,
+    NodeStatus,
     ObjectMeta,
     OpaqueDeviceConfiguration,
     QuantityField,
@@ -117,8 +120,11 @@ from .models import (
     ResourcePool,
     ResourceSlice,
     ResourceSliceSpec,
+    Taint,
+    Toleration,
 )
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
+from .reasons import REASONS, Family, Reason, ReasonInfo, Severity, family_of, reason_anchor
 from .structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
 from .tree import compact_json, deep_copy, depth, describe, equal, json_length
 from .versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
@@ -136,6 +142,7 @@ __all__ = [
     "KIND_MODELS",
     "MAX_DOCUMENTS",
     "OMIT",
+    "REASONS",
     "SERVED_VERSIONS",
     "SUPPORTED_VERSIONS",
     "UINT64_MAX",
@@ -175,6 +182,7 @@ __all__ = [
     "DroppedField",
     "ErrorType",
     "ExactDeviceRequest",
+    "Family",
     "FeatureGateError",
     "FieldError",
     "Finding",
@@ -186,6 +194,8 @@ __all__ = [
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
+    "NodeSpec",
+    "NodeStatus",
     "Note",
     "ObjectMeta",
     "ObjectRef",
@@ -196,6 +206,7 @@ __all__ = [
     "QuantityError",
     "QuantityField",
     "Reason",
+    "ReasonInfo",
     "ResourceClaim",
     "ResourceClaimConsumerReference",
     "ResourceClaimSpec",
@@ -206,7 +217,9 @@ __all__ = [
     "ResourceSliceSpec",
     "Severity",
     "Structural",
+    "Taint",
     "Target",
+    "Toleration",
     "aggregate_texts",
     "apply_defaults",
     "budget_scope",
@@ -226,6 +239,7 @@ __all__ = [
     "drop_disabled_fields",
     "duplicate",
     "equal",
+    "family_of",
     "fits_int64",
     "fits_uint64",
     "forbidden",
@@ -243,6 +257,7 @@ __all__ = [
     "parse_quantity",
     "parse_target",
     "parse_version",
+    "reason_anchor",
     "render_value",
     "required",
     "round_up_to_step",

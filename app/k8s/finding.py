@@ -9,51 +9,15 @@ The JSON form is the contract of DESIGN.md §4; :meth:`Finding.to_json` keeps it
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
 from .field import Path
+from .reasons import Reason, Severity
 
 __all__ = ["Finding", "Note", "ObjectRef", "Reason", "Severity"]
-
-
-class Severity(enum.Enum):
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-
-    @property
-    def rank(self) -> int:
-        return {"error": 2, "warning": 1, "info": 0}[self.value]
-
-
-class Reason:
-    """Stable machine-readable reasons that are not Kubernetes cause types."""
-
-    DECODE_ERROR = "DecodeError"
-    UNKNOWN_FIELD = "UnknownField"
-    UNSATISFIABLE = "Unsatisfiable"
-    SATISFIABILITY_UNKNOWN = "SatisfiabilityUnknown"
-    SELECTOR_RUNTIME_ERROR = "SelectorRuntimeError"
-    CAPACITY_ROUNDED = "CapacityRounded"
-    CAPACITY_DEFAULTED = "CapacityDefaulted"
-    UNSUPPORTED_KIND = "UnsupportedKind"
-    SATISFIABLE_ON_SCALE_UP = "SatisfiableOnScaleUp"
-    """Info: only a potential node (a node-group template an autoscaler can create) can allocate the claim."""
-    BUDGET_EXCEEDED = "BudgetExceeded"
-    """Warning: the review's time budget ran out before the checks finished (a fail-open)."""
-    FIELD_DROPPED = "FieldDropped"
-    DEPRECATED = "Deprecated"
-    REPLICAS_EXCEED_CAPACITY = "ReplicasExceedCapacity"
-    """Warning: with every device free, only some replicas of a workload can hold their claims at once
-    (``details``: replicas, fit, exact)."""
-    REFERENCE_NOT_FOUND = "ReferenceNotFound"
-    """Warning (error under ``--strict``): a claim or template a pod names is in none of the files nor the cluster."""
-    CAPACITY_IN_USE = "CapacityInUse"
-    """Warning: it would fit an empty cluster but not today's allocations — never a denial."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +43,7 @@ class Finding:
 
     severity: Severity
     reason: str
+    """A :class:`Reason` or a Kubernetes cause type (``FieldValue*``): a key of ``REASONS``."""
     message: str
     field: str = ""
     kind: str = ""
@@ -157,7 +122,7 @@ class Note:
     own reasons (``Lint…``, ``Unsatisfiable``, ``SatisfiabilityUnknown``…).
     """
 
-    reason: str
+    reason: Reason
     message: str
     path: Path | None = None
     severity: Severity = Severity.WARNING

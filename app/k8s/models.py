@@ -458,10 +458,46 @@ class LooseMeta(_Loose):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
+class Toleration(_Loose):
+    """core/v1 ``Toleration`` of a Pod (not the device toleration of a claim request): the
+    scheduler's TaintToleration and NodeUnschedulable filters match it against Node taints."""
+
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = Field(None, alias="tolerationSeconds")
+
+
+class Taint(_Loose):
+    """core/v1 ``Taint`` of a Node (``spec.taints``); ``timeAdded`` is irrelevant to scheduling."""
+
+    key: str = ""
+    value: str = ""
+    effect: str = ""
+
+
+class NodeSpec(_Loose):
+    """What scheduling reads of a Node's spec: its taints and whether it is cordoned."""
+
+    taints: list[Taint] = Field(default_factory=list)
+    unschedulable: bool = False
+
+
+class NodeStatus(_Loose):
+    """What scheduling reads of a Node's status: allocatable resources (device-plugin extended
+    resources decide whether DRA backs an extended resource on that node)."""
+
+    allocatable: dict[str, str | int | float] = Field(default_factory=dict)
+    """As written: the API server always sends strings, hand-written inventory files may not."""
+
+
 class Node(_Loose):
     api_version: str = Field("", alias="apiVersion")
     kind: str = ""
     metadata: LooseMeta = Field(default_factory=LooseMeta)
+    spec: NodeSpec = Field(default_factory=NodeSpec)
+    status: NodeStatus = Field(default_factory=NodeStatus)
 
 
 class Namespace(_Loose):

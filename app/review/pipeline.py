@@ -31,6 +31,7 @@ from ..k8s import (
     V1BETA2,
     BudgetExceeded,
     Document,
+    Family,
     FieldError,
     Finding,
     Note,
@@ -43,6 +44,7 @@ from ..k8s import (
     Structural,
     Target,
     decode_object,
+    family_of,
     source_path,
     to_internal_shape,
 )
@@ -69,7 +71,15 @@ DEFAULT_DENY: frozenset[str] = frozenset({Reason.UNSATISFIABLE})
 """What denies at the webhook unless the operator says otherwise (``--deny``)."""
 
 _DENIABLE = frozenset({Reason.UNSATISFIABLE, Reason.SELECTOR_RUNTIME_ERROR})
-_PARITY_PREFIXES = ("FieldValue", Reason.DECODE_ERROR, Reason.UNKNOWN_FIELD)
+
+
+def _is_lint(reason: str) -> bool:
+    return family_of(reason) is Family.LINT
+
+
+def _api_checked(reason: str) -> bool:
+    """The API server decided this already (it validated and decoded the object before the webhook)."""
+    return family_of(reason) in (Family.PARITY, Family.DECODE)
 
 
 class DenyPolicyError(ValueError):
@@ -80,7 +90,7 @@ def parse_deny(text: str) -> frozenset[str]:
     """``Unsatisfiable,LintMaxOffGrid`` → the reasons that may deny at the webhook.
 
     Only draguard's own proofs (``Unsatisfiable``, a certain ``SelectorRuntimeError``) and its
-    ``Lint*`` policies may deny: API-parity reasons were already checked by the API server (a
+    lint policies (the ``lint`` family) may deny: API-parity reasons were already checked by the API server (a
     finding there means version skew, and denying it would only add false denials), and
     ``SatisfiabilityUnknown`` is by definition not known.  ``none`` (or empty) denies nothing.
     """
@@ -88,14 +98,15 @@ def parse_deny(text: str) -> frozenset[str]:
     if reasons == {"none"}:
         return frozenset()
     for reason in sorted(reasons):
-        if reason in _DENIABLE or reason.startswith("Lint"):
+        if reason in _DENIABLE or _is_lint(reason):
             continue
-        if reason.startswith(_PARITY_PREFIXES):
+        if _api_checked(reason):
             why = "API-parity findings never deny at the webhook: the API server validated the object first"
         elif reason == Reason.SATISFIABILITY_UNKNOWN:
             why = "an undecided check must not deny (it would fail closed on what is not known)"
         else:
-            why = f"use {', '.join(sorted(_DENIABLE))} or a Lint* reason"
+            unknown = "draguard has no such reason; " if family_of(reason) is None else ""
+            why = f"{unknown}use {', '.join(sorted(_DENIABLE))} or a Lint* reason"
         raise DenyPolicyError(f"{reason!r} cannot deny: {why}")
     return frozenset(reasons)
 
@@ -185,7 +196,7 @@ def _field_finding(doc: Document, ref: ObjectRef, err: FieldError) -> Finding:
 
 def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOptions) -> Finding:
     severity = note.severity
-    if note.reason.startswith("Lint") and options.strict:
+    if options.strict and _is_lint(note.reason):
         severity = Severity.ERROR
     line, col = _at(doc, ref, note.path)
     extra = {"fail_open": note.fail_open} if note.fail_open else {}
@@ -198,7 +209,7 @@ _SKEW = "version skew? (the API server accepted it) "
 
 def _demoted(f: Finding) -> Finding:
     """An error that may not deny, as a warning; API-parity ones say why they are not denials."""
-    if not f.reason.startswith(_PARITY_PREFIXES):
+    if not _api_checked(f.reason):
         return replace(f, severity=Severity.WARNING)
     return replace(f, severity=Severity.WARNING, message=_SKEW + f.message, brief=_SKEW + f.brief if f.brief else "")
 
@@ -206,13 +217,13 @@ def _demoted(f: Finding) -> Finding:
 def admission_policy(findings: Sequence[Finding], deny: frozenset[str]) -> list[Finding]:
     """Webhook severities: only reasons in ``deny`` deny; every other error travels as a warning.
 
-    A ``Lint*`` reason in ``deny`` turns its warning into a denial (an operator's policy); other
+    A lint reason in ``deny`` turns its warning into a denial (an operator's policy); other
     reasons deny only when they are errors (a proof).  Demoted API-parity errors say why they
     are not denials: the API server validated the object before calling the webhook.
     """
     out: list[Finding] = []
     for f in findings:
-        if f.reason in deny and (f.severity is Severity.ERROR or f.reason.startswith("Lint")):
+        if f.reason in deny and (f.severity is Severity.ERROR or _is_lint(f.reason)):
             out.append(f if f.severity is Severity.ERROR else replace(f, severity=Severity.ERROR))
         elif f.severity is Severity.ERROR:
             out.append(_demoted(f))

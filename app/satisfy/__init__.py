@@ -1,12 +1,35 @@
-"""Static satisfiability: could Kubernetes 1.36's allocator ever allocate this claim?
+"""Static satisfiability: could Kubernetes 1.36's allocator ever allocate this claim, this pod?
 
-Entry points: :func:`check_claim_spec`, and :func:`policy_defaults` (which omitted capacity
-requests the mutating webhook may fill with the policy default).  The inventory (:mod:`app.inventory`) supplies classes,
-devices and node groups; :mod:`app.capacity` the per-device capacity arithmetic; CEL selectors
-come from :mod:`app.cel`.
+Entry points: :func:`check_claim_spec` (one claim), and :func:`policy_defaults` (which omitted
+capacity requests the mutating webhook may fill with the policy default).  The per-pod question
+(all of a pod's claims on one node the pod may use) speaks the types of :mod:`.pod`:
+:class:`PodRequest` in, :class:`PodVerdict` / :class:`ReplicaCount` out.  The inventory
+(:mod:`app.inventory`) supplies classes, devices and node classes; :mod:`app.capacity` the
+per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 """
 
 from .check import SEARCH_DEADLINE, check_claim_spec
 from .defaults import DefaultFill, policy_defaults
+from .pod import (
+    ClassVerdict,
+    ContainerResources,
+    PodClaim,
+    PodPlacement,
+    PodRequest,
+    PodVerdict,
+    ReplicaCount,
+)
 
-__all__ = ["SEARCH_DEADLINE", "DefaultFill", "check_claim_spec", "policy_defaults"]
+__all__ = [
+    "SEARCH_DEADLINE",
+    "ClassVerdict",
+    "ContainerResources",
+    "DefaultFill",
+    "PodClaim",
+    "PodPlacement",
+    "PodRequest",
+    "PodVerdict",
+    "ReplicaCount",
+    "check_claim_spec",
+    "policy_defaults",
+]

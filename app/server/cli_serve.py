@@ -32,7 +32,7 @@ from ..inventory import (
     load_kube_config,
     open_inventory,
 )
-from ..k8s import FeatureGateError, Target, bulk_allocation, parse_target
+from ..k8s import FeatureGateError, Reason, Target, bulk_allocation, parse_target
 from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from .app import create_app
 from .audit import AuditObjects, Auditor, AuditSettings
@@ -191,9 +191,9 @@ def deny_reasons(deny: str | None, unsatisfiable: str | None) -> frozenset[str]:
     except DenyPolicyError as exc:
         raise UsageError(f"--deny: {exc}") from exc
     if unsatisfiable == "warn":
-        reasons = reasons - {"Unsatisfiable"}
+        reasons = reasons - {Reason.UNSATISFIABLE}
     elif unsatisfiable == "deny":
-        reasons = reasons | {"Unsatisfiable"}
+        reasons = reasons | {Reason.UNSATISFIABLE}
     return reasons
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..inventory import InventorySource
-from ..k8s import CHECKED_KINDS, JsonError, Severity, describe, loads_json
+from ..k8s import CHECKED_KINDS, JsonError, Reason, Severity, describe, loads_json
 from ..report import allow, mutation_response, validation_response
 from ..review import ObjectReview, ReviewOptions, review_admission
 from ..satisfy import SEARCH_DEADLINE
@@ -155,7 +155,7 @@ def needs_review(call: AdmissionCall, route: Route) -> Outcome | None:
         return Outcome(allow(call.uid), "allowed", "Skipped")
     if call.group != DRA_GROUP or call.kind not in CHECKED_KINDS:
         warning = f"draguard does not check {call.kind or 'this kind'} objects; allowed without checks"
-        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedKind")
+        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", Reason.UNSUPPORTED_KIND)
     if call.version != DRA_VERSION:
         warning = f"draguard checks {DRA_GROUP}/{DRA_VERSION} only, not {call.version}; allowed without checks"
         return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedVersion")
@@ -188,7 +188,7 @@ def review_call(
         options=options,
     )
     reasons = sorted({f.reason for f in review.findings})
-    undecided = "SearchDeadline" if _search_gave_up(review) else ("BudgetExceeded" if review.fail_open else None)
+    undecided = "SearchDeadline" if _search_gave_up(review) else (Reason.BUDGET_EXCEEDED if review.fail_open else None)
     if route == "mutate":
         response = mutation_response(call.uid, review)
         reason = "Patched" if review.patch else "none"

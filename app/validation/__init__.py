@@ -22,6 +22,7 @@ from ..k8s import (
     FieldError,
     Note,
     Path,
+    Reason,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -44,8 +45,6 @@ from .selectors import unchecked_selector_notes
 from .target import target_scope
 
 __all__ = [
-    "ADMIN_ACCESS_UNVERIFIED",
-    "API_SERVER_WARNING",
     "DRAObject",
     "ValidationContext",
     "ValidationResult",
@@ -55,8 +54,6 @@ __all__ = [
 
 DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
 
-ADMIN_ACCESS_UNVERIFIED = "AdminAccessUnverified"
-API_SERVER_WARNING = "APIServerWarning"
 _ADMIN_MESSAGE = (
     f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
 )
@@ -156,7 +153,7 @@ def _admin_access(
     if labels is None:
         notes = [
             Note(
-                reason=ADMIN_ACCESS_UNVERIFIED,
+                reason=Reason.ADMIN_ACCESS_UNVERIFIED,
                 message=(
                     f"adminAccess is requested; the API server rejects this unless namespace {namespace!r} has "
                     f'the label `{ADMIN_ACCESS_LABEL}: "true"` — not checked, the Namespace was not among the inputs'
@@ -178,7 +175,7 @@ def _driver_warnings(obj: ResourceSlice) -> list[Note]:
     if driver != driver.lower():
         return [
             Note(
-                reason=API_SERVER_WARNING,
+                reason=Reason.API_SERVER_WARNING,
                 message=f'driver names should be lowercase; "{driver}" contains uppercase characters',
                 path=Path.root("spec", "driver"),
                 severity=Severity.WARNING,

@@ -1,8 +1,8 @@
 """draguard's own checks — things Kubernetes 1.36 accepts but that are almost certainly mistakes.
 
 Why separate from the parity rules: "what the API server would reject" must stay exactly the set
-of ``FieldValue*`` errors, so these come back as :class:`~app.k8s.finding.Note` with reasons
-starting with ``Lint`` (severity warning; ``--strict`` makes them errors).  Each lint is written so
+of ``FieldValue*`` errors, so these come back as :class:`~app.k8s.finding.Note` of the ``lint`` family
+(severity warning; ``--strict`` makes them errors).  Each lint is written so
 that it never repeats a problem the API server already reports: policies on devices that are
 not multi-allocatable, ``step`` ≤ 0 and max values the step check rejects are left alone.
 """
@@ -15,6 +15,7 @@ from ..k8s import (
     Note,
     Path,
     Quantity,
+    Reason,
     ResourceClaimSpec,
     ResourceSliceSpec,
     Severity,
@@ -24,23 +25,14 @@ from ..k8s import (
 )
 
 __all__ = [
-    "LINT_DEFAULT_WITHOUT_RANGE",
-    "LINT_FRACTIONAL_STEP",
-    "LINT_MAX_OFF_GRID",
-    "LINT_NEGATIVE_CAPACITY_REQUEST",
     "lint_claim_spec",
     "lint_resource_slice_spec",
 ]
 
-LINT_NEGATIVE_CAPACITY_REQUEST = "LintNegativeCapacityRequest"
-LINT_FRACTIONAL_STEP = "LintFractionalStep"
-LINT_MAX_OFF_GRID = "LintMaxOffGrid"
-LINT_DEFAULT_WITHOUT_RANGE = "LintDefaultWithoutRange"
-
 _NANO = 10**9
 
 
-def _note(reason: str, message: str, path: Path) -> Note:
+def _note(reason: Reason, message: str, path: Path) -> Note:
     return Note(reason=reason, message=message, path=path, severity=Severity.WARNING)
 
 
@@ -72,7 +64,7 @@ def _lint_capacity(capacity: CapacityRequirements | None, path: Path) -> list[No
             what = "zero" if amount.is_zero() else "negative"
             notes.append(
                 _note(
-                    LINT_NEGATIVE_CAPACITY_REQUEST,
+                    Reason.LINT_NEGATIVE_CAPACITY_REQUEST,
                     f"capacity request {name}: {amount} is {what}; Kubernetes accepts it without checking, "
                     "but a request must be greater than zero to reserve anything (the device's requestPolicy "
                     "may then round it to its minimum or default)",
@@ -107,7 +99,7 @@ def _lint_policy(capacity: DeviceCapacity, path: Path) -> list[Note]:
     if policy.default is not None and not policy.valid_values and policy.valid_range is None:
         notes.append(
             _note(
-                LINT_DEFAULT_WITHOUT_RANGE,
+                Reason.LINT_DEFAULT_WITHOUT_RANGE,
                 f"default {policy.default} is not constrained by validValues or validRange: Kubernetes does not "
                 "check it (not even against the capacity value), and any request amount is accepted as is; "
                 "add validRange (e.g. min: "
@@ -123,7 +115,7 @@ def _lint_policy(capacity: DeviceCapacity, path: Path) -> list[Note]:
         effective = whole_units(step)
         notes.append(
             _note(
-                LINT_FRACTIONAL_STEP,
+                Reason.LINT_FRACTIONAL_STEP,
                 f"step {step} is not a whole number of units: Kubernetes 1.36 checks and rounds requests on "
                 f"whole units (Quantity.Value()), so this step behaves like {effective}; use a whole-unit step "
                 "or a smaller unit for the capacity",
@@ -139,7 +131,7 @@ def _lint_policy(capacity: DeviceCapacity, path: Path) -> list[Note]:
         rounded = lo.nanos + (span // step.nanos) * step.nanos
         notes.append(
             _note(
-                LINT_MAX_OFF_GRID,
+                Reason.LINT_MAX_OFF_GRID,
                 f"max {hi} is not on the grid min + k·step (min {lo}, step {step}), so no request can ever be "
                 f"rounded to it; Kubernetes accepts it because it compares whole units only; "
                 f"round max down to {_fmt(rounded, hi)}",

@@ -22,6 +22,7 @@ from ..k8s import (
     FieldError,
     Note,
     Path,
+    Reason,
     ResourceClaim,
     ResourceClaimSpec,
     ResourceClaimTemplate,
@@ -41,7 +42,6 @@ T = TypeVar("T")
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "DEVICE_SELECTORS_MAX_SIZE",
-    "SELECTOR_NOT_CHECKED",
     "unchecked_selector_notes",
     "validate_cel_expression",
     "validate_selector",
@@ -50,7 +50,6 @@ __all__ = [
 
 CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
 DEVICE_SELECTORS_MAX_SIZE = 32  # resource.DeviceSelectorsMaxSize
-SELECTOR_NOT_CHECKED = "SelectorNotChecked"
 
 
 def validate_cel_expression(expression: str, path: Path, stored: bool = False) -> list[FieldError]:
@@ -118,7 +117,7 @@ def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTem
         result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
         if isinstance(result, CompileFailure) and result.kind == "unsupported":
             notes.append(
-                Note(SELECTOR_NOT_CHECKED, result.message, path.child("cel", "expression"), Severity.WARNING)
+                Note(Reason.SELECTOR_NOT_CHECKED, result.message, path.child("cel", "expression"), Severity.WARNING)
             )
     return notes
 

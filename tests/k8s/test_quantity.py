@@ -715,7 +715,10 @@ def test_neg() -> None:
 
 # --------------------------------------------------------------------------- pathological input
 def _run_isolated(code: str, timeout: float) -> str:
-    """Run ``code`` in a fresh interpreter; a hang becomes a test failure, not a stuck suite."""
+    """Run ``code`` in a fresh interpreter; a hang becomes a test failure, not a stuck suite.
+
+    The limit guards against an exponential blow-up (minutes to hours), never measures speed: it is
+    generous so a loaded 2-core machine, where interpreter start-up alone can take seconds, passes."""
     try:
         done = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
@@ -748,7 +751,7 @@ def test_extreme_exponents_parse_quickly(text: str, expect: str) -> None:
         assert q.sign() == (-1 if {text!r}.startswith("-") else 1)
         print(str(q))
         """,
-        timeout=3,
+        timeout=60,
     )
     assert out == expect
 
@@ -761,7 +764,7 @@ def test_large_exponent_formats_quickly() -> None:
         print(str(parse_quantity("1e1000000")))
         print(str(parse_quantity("-1.5e1000000")))
         """,
-        timeout=3,
+        timeout=60,
     )
     assert out.splitlines() == ["10e999999", "-15e999999"]
 
@@ -778,7 +781,7 @@ def test_min_int32_exponent_is_a_suffix_error() -> None:
         else:
             print("parsed")
         """,
-        timeout=3,
+        timeout=60,
     )
     assert out == ERR_SUFFIX
 
