@@ -167,3 +167,56 @@ def run(
         for r in records
     ]
     return Run(verdicts=verdicts, output=output)
+
+
+# ---------------------------------------------------------------------------- a running API server
+def _harness_module() -> Any:
+    """``e2e-kube.py`` as a module (as cluster-oracle.py imports it): its etcd and kube-apiserver start-up."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("e2e_kube", HARNESS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class LiveApiServer:
+    """etcd + kube-apiserver that stay up for the ``with`` block (for tests of long-running clients,
+    such as the audit): ``kubeconfig`` (admin token), ``request`` for JSON calls, ``apply`` for
+    objects.  Everything stops, and the temp dir goes, when the block ends."""
+
+    def __init__(self, feature_gates: str | None = None) -> None:
+        require()
+        self._ek = _harness_module()
+        argv = ["--no-webhook"] + ([f"--feature-gates={feature_gates}"] if feature_gates is not None else [])
+        self._h = self._ek.Harness(self._ek.parse_args(argv))
+
+    def __enter__(self) -> LiveApiServer:
+        os.environ.setdefault("KUBE_APISERVER", find_apiserver() or "kube-apiserver")
+        self._h.tmp = tempfile.mkdtemp(prefix="realapi-live-")
+        try:
+            self._h.start_etcd(self._ek.find_binary("ETCD", "etcd"))
+            self._h.start_apiserver(self._ek.find_binary("KUBE_APISERVER", "kube-apiserver"))
+        except BaseException:
+            self._h.cleanup()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._h.cleanup()
+
+    @property
+    def kubeconfig(self) -> Path:
+        return Path(self._h.kubeconfig)
+
+    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        status, _, answer = self._h.kube.request(method, path, body=body)
+        return int(status), answer
+
+    def apply(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """POST ``obj`` to the collection ``path``; fails the test unless the API server stores it."""
+        status, answer = self.request("POST", path, obj)
+        if status not in (200, 201):
+            raise AssertionError(f"POST {path}: {status} {answer}")
+        return dict(answer)

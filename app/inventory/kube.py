@@ -99,11 +99,13 @@ class Resource:
             obj["kind"] = self.kind
             if self.api_version:
                 obj["apiVersion"] = self.api_version
+        if self.api_version and not obj.get("apiVersion"):  # a real API server's List items carry neither
+            obj["apiVersion"] = self.api_version
 
 
 RESOURCES: tuple[Resource, ...] = (
-    Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses"),
-    Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices"),
+    Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", api_version="resource.k8s.io/v1"),
+    Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", api_version="resource.k8s.io/v1"),
     Resource("Node", "/api/v1/nodes", api_version="v1", metadata_only=True),
 )
 

@@ -226,6 +226,8 @@ def _list(cluster: FakeCluster, resource: str, params: dict[str, str], meta_only
         return JSONResponse({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                              # as the real one: an empty list is Go's nil slice, "items": null
                              "metadata": meta, "items": [_metadata_only(o) for o in page] or None})
+    # as the real one: the items of a typed List carry no kind and no apiVersion (the List has them)
+    page = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in page]
     return JSONResponse({"kind": f"{kind}List", "apiVersion": api_version, "metadata": meta, "items": page})
 
 

@@ -85,7 +85,6 @@ class AuditResult:
     """Objects the pass looked at (after the filters above)."""
     reviewed: int = 0
     """Distinct contents that went through the pipeline this pass (the rest came from memory)."""
-    subjects: set[Subject] = field(default_factory=set)
 
 
 def _owned_by_workload(meta: Mapping[str, Any]) -> bool:
@@ -195,6 +194,8 @@ class _Known:
     subject: Subject
     key: tuple[str, str, str, bytes]
     obj: Mapping[str, Any]
+    audited: bool
+    seen: int
 
 
 class AuditEngine:
@@ -206,26 +207,29 @@ class AuditEngine:
         self.options = dataclasses.replace(options or ReviewOptions(), admission=True, mutate=False, show_mutations=False,
                                            deadline_seconds=(options or ReviewOptions()).deadline_seconds or deadline_seconds)
         self.classes = classes
-        self._known: dict[tuple[str, str, str], _Known] = {}
+        self._known: dict[tuple[Any, Any, Any], _Known] = {}
         self._answers: dict[Any, _Answer] = {}
+        self._pass = 0
 
     def evaluate(self, objects: Iterable[Mapping[str, Any]], inventory: Inventory | None) -> AuditResult:
         """Findings for every audited object of ``objects`` against ``inventory`` (the function
         the benchmark times: call it again with the same objects and a new snapshot for the
         incremental figure)."""
-        result = AuditResult()
+        self._pass += 1
         groups: dict[Any, list[Subject]] = {}
         representative: dict[Any, Mapping[str, Any]] = {}
-        seen: set[tuple[str, str, str]] = set()
         for obj in objects:
-            if not audited(obj):
-                continue
             known = self._identify(obj)
-            seen.add((known.subject.kind, known.subject.namespace, known.subject.name))
-            groups.setdefault(known.key, []).append(known.subject)
-            representative.setdefault(known.key, known.obj)
-        for gone in self._known.keys() - seen:
-            del self._known[gone]
+            if known is None:
+                continue
+            members = groups.get(known.key)
+            if members is None:
+                groups[known.key] = [known.subject]
+                representative[known.key] = known.obj
+            else:
+                members.append(known.subject)
+        if len(self._known) > 2 * sum(len(m) for m in groups.values()) + 1024:  # objects gone: forget them
+            self._known = {i: k for i, k in self._known.items() if k.seen == self._pass}
         if self.classes and inventory is not None:
             for name in sorted(inventory.classes):
                 key = ("", "DeviceClass", name)
@@ -233,27 +237,35 @@ class AuditEngine:
                 representative[key] = _probe_claim(name)
         stale = [k for k in groups if (a := self._answers.get(k)) is None or a.snapshot is not inventory]
         self._review(stale, representative, inventory)
-        result.reviewed = len(stale)
         self._answers = {k: self._answers[k] for k in groups}
+        result = AuditResult(reviewed=len(stale), audited=sum(len(m) for m in groups.values()))
         for key, subjects in groups.items():
             answer = self._answers[key]
+            if not answer.findings:
+                continue
+            probe = key[1] == "DeviceClass" and not key[0]
             for subject in subjects:
-                result.subjects.add(subject)
-                result.findings.extend(_for_subject(answer.findings, subject, probe=subject.kind == "DeviceClass"))
-        result.audited = sum(len(s) for s in groups.values())
+                result.findings.extend(_for_subject(answer.findings, subject, probe=probe))
         return result
 
-    def _identify(self, obj: Mapping[str, Any]) -> _Known:
-        meta = obj.get("metadata") or {}
-        rv = str(meta.get("resourceVersion") or "")
-        ident = (str(obj.get("kind")), str(meta.get("namespace") or "default"), str(meta.get("name")))
+    def _identify(self, obj: Mapping[str, Any]) -> _Known | None:
+        """The object's subject and content key (None when it is not audited), remembered per
+        ``resourceVersion``: an unchanged object costs two dictionary look-ups."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            return None
+        rv = meta.get("resourceVersion")
+        ident = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
         known = self._known.get(ident)
         if known is not None and rv and known.resource_version == rv:
-            return known
+            known.seen = self._pass
+            return known if known.audited else None
         subject = _subject(obj)
-        known = _Known(rv, subject, _content_key(obj, subject), obj)
+        is_audited = audited(obj)
+        key = _content_key(obj, subject) if is_audited else ("", "", "", b"")
+        known = _Known(str(rv or ""), subject, key, obj, is_audited, self._pass)
         self._known[ident] = known
-        return known
+        return known if is_audited else None
 
     def _review(self, keys: list[Any], representative: Mapping[Any, Mapping[str, Any]],
                 inventory: Inventory | None) -> None:
