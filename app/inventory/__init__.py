@@ -8,8 +8,10 @@ snapshot; nothing writes to it.
 """
 
 from .build import POTENTIAL_ANNOTATION, build_inventory, is_potential
+from .claims import CLAIM_KINDS, ClaimReducer
 from .cluster import EMPTY_CLUSTER, Allocations, ClusterState, HeldClaim, ObjectKey
 from .files import InputError, load_paths
+from .held import carry_cluster, compute_allocations, held_view, with_cluster
 from .kube import status_message
 from .kubeconfig import (
     KubeConfig,
@@ -24,10 +26,12 @@ from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
 __all__ = [
+    "CLAIM_KINDS",
     "EMPTY_CLUSTER",
     "POTENTIAL_ANNOTATION",
     "Allocations",
     "AttrValue",
+    "ClaimReducer",
     "ClusterState",
     "DeviceRecord",
     "HeldClaim",
@@ -44,6 +48,9 @@ __all__ = [
     "StaticInventory",
     "WithPotential",
     "build_inventory",
+    "carry_cluster",
+    "compute_allocations",
+    "held_view",
     "is_potential",
     "load_in_cluster",
     "load_kube_config",
@@ -52,4 +59,5 @@ __all__ = [
     "make_client",
     "open_inventory",
     "status_message",
+    "with_cluster",
 ]

@@ -61,6 +61,11 @@ class Allocations:
     """Pool (driver, pool) → (counter set, counter) → consumed by allocated devices."""
     holders: Mapping[int, tuple[ObjectKey, ...]] = field(default_factory=dict)
     """Device index → the claims that hold (a share of) it."""
+    unknown: int = 0
+    """Allocation results naming a device the snapshot does not have (an older pool generation,
+    a slice already gone): they hold nothing the search could use."""
+    claims: int = 0
+    """Allocated claims counted (``status.allocation`` set)."""
 
     @property
     def empty(self) -> bool:

@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from .build import InventoryBuilder
+from .claims import ClaimReducer
+from .cluster import HeldClaim, ObjectKey
+from .held import with_cluster
 from .kubeconfig import KubeConfig, KubeError, make_client
 
 if TYPE_CHECKING:
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
     from . import Inventory
 
 __all__ = [
+    "CLAIM_RESOURCES",
+    "DEVICE_RESOURCES",
     "RESOURCES",
     "ApiError",
     "GoneError",
@@ -68,19 +73,25 @@ class MalformedWatchError(KubeError):
 # ------------------------------------------------------------------ resources
 @dataclass(frozen=True)
 class Resource:
-    """One cluster-scoped list endpoint.
+    """One list endpoint (cluster-scoped, or every namespace's objects).
 
     ``metadata_only``: list and watch ``PartialObjectMetadata`` (name, labels, resourceVersion…)
     instead of whole objects, as client-go's metadata informers do, through the ``Accept``
     header.  Nodes are watched that way: the inventory needs only their labels, and a full Node
     (status, images, conditions; tens of KiB each) times a large cluster would not fit the
     webhook's memory limit.
+
+    ``held``: the objects are claims (``"claim"``) or templates (``"template"``), kept reduced
+    (:mod:`.claims`) — never as raw objects — and keyed ``namespace/name``.  Such streams are
+    *optional*: readiness does not wait for them and their failures do not make answers
+    unknown (without them the cluster's claims are simply not known, and nothing is "not now").
     """
 
     kind: str
     path: str  # e.g. /apis/resource.k8s.io/v1/resourceslices
     api_version: str = ""
     metadata_only: bool = False
+    held: str = ""
 
     @property
     def name(self) -> str:
@@ -103,11 +114,17 @@ class Resource:
             obj["apiVersion"] = self.api_version
 
 
-RESOURCES: tuple[Resource, ...] = (
+DEVICE_RESOURCES: tuple[Resource, ...] = (
     Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", api_version="resource.k8s.io/v1"),
     Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", api_version="resource.k8s.io/v1"),
     Resource("Node", "/api/v1/nodes", api_version="v1", metadata_only=True),
 )
+CLAIM_RESOURCES: tuple[Resource, ...] = (
+    Resource("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", held="claim"),
+    Resource("ResourceClaimTemplate", "/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
+             held="template"),
+)
+RESOURCES: tuple[Resource, ...] = DEVICE_RESOURCES + CLAIM_RESOURCES
 
 
 # ------------------------------------------------------------------ backoff
@@ -134,7 +151,8 @@ class _Stream:
     """What one resource's reflector knows: objects, resume point, health."""
 
     resource: Resource
-    objects: dict[str, dict[str, Any]] = field(default_factory=dict)
+    objects: dict[str, Any] = field(default_factory=dict)
+    """Raw objects by name; for ``held`` resources reduced ones (HeldClaim, template spec) by ``namespace/name``."""
     resource_version: str | None = None
     listed: bool = False
     last_contact: float | None = None
@@ -146,7 +164,8 @@ def _object_key(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         raise MalformedWatchError("object without metadata.name")
-    return str(meta["name"])
+    ns = meta.get("namespace")
+    return f"{ns}/{meta['name']}" if isinstance(ns, str) and ns else str(meta["name"])
 
 
 def _object_rv(obj: dict[str, Any]) -> str | None:
@@ -189,6 +208,9 @@ class KubeInventory:
         self._clock = clock
         self._snapshot: Inventory | None = None
         self._snapshot_complete = False  # built after every resource had listed once
+        self._base: Inventory | None = None  # the last snapshot built from devices, before claims
+        self._devices_dirty = True
+        self._reducer = ClaimReducer()
         self._dirty: asyncio.Event | None = None
         self.restarts = 0
         self.relists = 0
@@ -199,8 +221,15 @@ class KubeInventory:
     # ---------------------------------------------------------------- read side
     @property
     def synced(self) -> bool:
-        """True once every resource was listed and a snapshot including all of them exists."""
+        """True once every device resource was listed and a snapshot including all of them exists
+        (claims and templates are optional: see :class:`Resource`)."""
         return self._snapshot_complete
+
+    @property
+    def claims_known(self) -> bool:
+        """Whether the claim and template streams (if watched) have listed at least once."""
+        held = [s for s in self._streams.values() if s.resource.held]
+        return bool(held) and all(s.listed for s in held)
 
     def snapshot(self) -> Inventory | None:
         return self._snapshot
@@ -224,6 +253,8 @@ class KubeInventory:
             return f"inventory not synced with the API server yet{detail}"
         now = self._clock()
         for s in self._streams.values():
+            if s.resource.held:
+                continue  # claims unknown: nothing is "not now", answers about "ever" stand
             if s.failing_since is not None and now - s.failing_since >= self._stale_after:
                 return (
                     f"inventory may be stale: watching {s.resource.name} has failed for "
@@ -236,8 +267,19 @@ class KubeInventory:
         return []
 
     def objects(self) -> list[dict[str, Any]]:
-        """All raw objects currently in the store (a copy of the lists, not of the objects)."""
-        return [o for s in self._streams.values() for o in list(s.objects.values())]
+        """All raw inventory objects currently in the store (a copy of the lists, not of the
+        objects); claims and templates are kept reduced and are in the snapshot's ``cluster``."""
+        return [o for s in self._streams.values() if not s.resource.held for o in list(s.objects.values())]
+
+    def _cluster_parts(self) -> tuple[dict[ObjectKey, HeldClaim], dict[ObjectKey, object]]:
+        claims: dict[ObjectKey, HeldClaim] = {}
+        templates: dict[ObjectKey, object] = {}
+        for s in self._streams.values():
+            if s.resource.held == "claim":
+                claims.update(((c.namespace, c.name), c) for c in list(s.objects.values()))
+            elif s.resource.held == "template":
+                templates.update(list(s.objects.values()))
+        return claims, templates
 
     def status(self) -> dict[str, Any]:
         return {
@@ -271,9 +313,35 @@ class KubeInventory:
                     t.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    def _changed(self) -> None:
+    def _changed(self, stream: _Stream) -> None:
+        if not stream.resource.held:
+            self._devices_dirty = True
         if self._dirty is not None:
             self._dirty.set()
+
+    def _keep(self, stream: _Stream, key: str, obj: dict[str, Any]) -> None:
+        """Store a listed or watched object: raw, or reduced for claims and templates."""
+        held = stream.resource.held
+        if not held:
+            stream.objects[key] = obj
+            return
+        reduced: Any = self._reducer.claim(obj) if held == "claim" else self._reducer.template(obj)
+        if reduced is None:
+            stream.objects.pop(key, None)
+        else:
+            stream.objects[key] = reduced
+
+    def _assemble(self, objects: list[dict[str, Any]] | None) -> Inventory:
+        """The next snapshot: devices rebuilt only when ``objects`` (they changed) are given;
+        claims and templates attached on top (in a worker thread)."""
+        base = self._base
+        if objects is not None or base is None:
+            base = self._build(objects if objects is not None else self.objects())
+            self._base = base
+        if not any(s.resource.held and s.listed for s in self._streams.values()):
+            return base  # claims not listed yet (or not watched): the cluster's claims are not known
+        claims, templates = self._cluster_parts()
+        return with_cluster(base, claims, templates, known=self.claims_known)
 
     async def _rebuild_loop(self) -> None:
         assert self._dirty is not None
@@ -281,11 +349,14 @@ class KubeInventory:
             await self._dirty.wait()
             await asyncio.sleep(self._debounce)  # coalesce bursts of events into one build
             self._dirty.clear()
-            complete = all(s.listed for s in self._streams.values())
-            objects = self.objects()
+            complete = all(s.listed for s in self._streams.values() if not s.resource.held)
+            objects = self.objects() if self._devices_dirty or self._base is None else None
+            self._devices_dirty = False
             try:
-                snapshot = await asyncio.to_thread(self._build, objects)
+                snapshot = await asyncio.to_thread(self._assemble, objects)
             except Exception as exc:  # a bad object must not kill the watcher
+                if objects is not None:
+                    self._devices_dirty = True
                 self.build_error = f"{type(exc).__name__}: {exc}"
                 log.error(json.dumps({"msg": "inventory build failed", "error": self.build_error}))
                 continue
@@ -331,7 +402,7 @@ class KubeInventory:
         stream.last_error = ""
 
     async def _list(self, client: httpx.AsyncClient, stream: _Stream) -> None:
-        objects: dict[str, dict[str, Any]] = {}
+        objects: dict[str, Any] = {}
         cont: str | None = None
         rv: str | None = None
         for _ in range(100_000):  # bounded: 500 per page
@@ -348,7 +419,14 @@ class KubeInventory:
             for item in body.get("items") or []:
                 if isinstance(item, dict):
                     stream.resource.restore_kind(item)
-                    objects[_object_key(item)] = item
+                    key = _object_key(item)
+                    if stream.resource.held:
+                        reduced: Any = (self._reducer.claim(item) if stream.resource.held == "claim"
+                                        else self._reducer.template(item))
+                        if reduced is not None:
+                            objects[key] = reduced
+                    else:
+                        objects[key] = item
             meta = body.get("metadata") or {}
             rv = str(meta.get("resourceVersion") or "") or None
             cont = meta.get("continue") or None
@@ -358,7 +436,7 @@ class KubeInventory:
         stream.resource_version = rv or "0"
         stream.listed = True
         self._note_contact(stream)
-        self._changed()
+        self._changed(stream)
 
     async def _watch(self, client: httpx.AsyncClient, stream: _Stream, backoff: Backoff) -> None:
         timeout = random.randint(*self._watch_timeout)
@@ -398,7 +476,7 @@ class KubeInventory:
         key = _object_key(obj)
         if etype in ("ADDED", "MODIFIED"):
             stream.resource.restore_kind(obj)
-            stream.objects[key] = obj
+            self._keep(stream, key, obj)
         elif etype == "DELETED":
             stream.objects.pop(key, None)
         else:
@@ -406,7 +484,7 @@ class KubeInventory:
         if rv:
             stream.resource_version = rv
         self._note_contact(stream)
-        self._changed()
+        self._changed(stream)
 
 
 def status_message(resp: httpx.Response) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from ..k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
 from .build import POTENTIAL_ANNOTATION, build_inventory
 from .files import load_paths
+from .held import carry_cluster
 from .packed import ChainedObjects
 from .snapshot import Inventory
 from .sources import InventorySource
@@ -76,7 +77,8 @@ class WithPotential:
         with self._lock:
             built = self._built
             if built is None or built[0] is not base:
-                built = (base, build_inventory(itertools.chain(self.inner.objects(), self.potential), target=self.target))
+                rebuilt = build_inventory(itertools.chain(self.inner.objects(), self.potential), target=self.target)
+                built = (base, carry_cluster(rebuilt, base))
                 self._built = built
         return built[1]
 

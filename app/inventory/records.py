@@ -55,6 +55,9 @@ class DeviceRecord:
     """Attributes as the slice names them (what the CEL device is built from)."""
     cel_error: str | None = None
     """Why selectors cannot be evaluated on the device (the CEL device's ``error``), if so."""
+    published: Mapping[str, DeviceCapacity] | None = None
+    """The capacity the slice publishes, where ``capacity`` is what is left of it (a snapshot with
+    today's allocations applied, :mod:`.held`): CEL selectors read the published value."""
     _cel: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -63,7 +66,8 @@ class DeviceRecord:
         threads racing build two equal values and one is kept."""
         got = self._cel
         if got is None:
-            caps = {n: (c.value if c.value is not None else Quantity(0)) for n, c in self.capacity.items()}
+            source = self.published if self.published is not None else self.capacity
+            caps = {n: (c.value if c.value is not None else Quantity(0)) for n, c in source.items()}
             got = build_cel_device(self.driver, self.multi, self.raw_attributes, caps)
             object.__setattr__(self, "_cel", got)
         return got

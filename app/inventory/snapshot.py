@@ -49,5 +49,17 @@ class Inventory:
     def node_count(self) -> int:
         return len({n for g in self.groups for n in g.nodes})
 
+    def held_view(self) -> Inventory:
+        """This snapshot with what allocated claims hold taken away: the inventory "now" (see
+        :mod:`.held`).  Built on first use and kept with the snapshot (two threads racing build
+        two equal views and one is kept)."""
+        got = self.__dict__.get("_held")
+        if not isinstance(got, Inventory):
+            from .held import held_view
+
+            got = held_view(self)
+            object.__setattr__(self, "_held", got)
+        return got
+
     def reachable_devices(self) -> list[DeviceRecord]:
         return [self.devices[i] for i in self.reachable]

@@ -26,7 +26,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
 from .build import build_inventory
+from .claims import CLAIM_KINDS, ClaimReducer
+from .cluster import HeldClaim, ObjectKey
 from .files import iter_paths
+from .held import with_cluster
 from .packed import PackedObjects
 from .snapshot import Inventory
 
@@ -94,6 +97,12 @@ class NoInventory:
 class StaticInventory:
     """DeviceClasses, ResourceSlices, Nodes and Namespaces from files, folders or ``-``, read once.
 
+    ResourceClaims and ResourceClaimTemplates among them are what the cluster holds (DESIGN §3):
+    they are reduced as they stream past (:mod:`.claims`; no raw object is kept) into the
+    snapshot's :class:`~.cluster.ClusterState`, allocated claims being allocations.  The state is
+    ``known`` when at least one of them was found (an inventory folder without any says nothing
+    about the cluster's claims).
+
     Raises :class:`~app.inventory.files.InputError` for a path that does not exist or cannot be
     read; bad documents inside readable files follow the module's policy instead.
     """
@@ -105,7 +114,13 @@ class StaticInventory:
         self.paths = list(paths)
         self._findings: list[Finding] = []
         self._objects = PackedObjects()
-        self._snapshot = build_inventory(self._read(stdin_text), target=target)
+        self._claims: dict[ObjectKey, HeldClaim] = {}
+        self._templates: dict[ObjectKey, object] = {}
+        self._reducer = ClaimReducer()
+        snapshot = build_inventory(self._read(stdin_text), target=target)
+        if self._claims or self._templates:
+            snapshot = with_cluster(snapshot, self._claims, self._templates, known=True)
+        self._snapshot = snapshot
         self._loaded_at = time.monotonic()
 
     def _read(self, stdin_text: str | None) -> Iterator[Mapping[str, Any]]:
@@ -118,6 +133,18 @@ class StaticInventory:
                 if doc.kind in INVENTORY_KINDS:
                     self._objects.append_packed(PackedObjects.pack(doc.obj))
                     yield doc.obj
+                elif doc.kind in CLAIM_KINDS and isinstance(doc.obj, dict):
+                    self._keep_claim(doc.kind, doc.obj)
+
+    def _keep_claim(self, kind: str, obj: dict[str, Any]) -> None:
+        if kind == "ResourceClaim":
+            claim = self._reducer.claim(obj)
+            if claim is not None:
+                self._claims[(claim.namespace, claim.name)] = claim
+            return
+        template = self._reducer.template(obj)
+        if template is not None:
+            self._templates[template[0]] = template[1]
 
     def snapshot(self) -> Inventory | None:
         return self._snapshot
@@ -145,6 +172,8 @@ class StaticInventory:
             "synced": True,
             "paths": self.paths,
             "objects": len(self._objects),
+            "claims": len(self._claims),
+            "templates": len(self._templates),
             "bad_documents": len(self._findings),
         }
 

@@ -84,6 +84,7 @@ from .models import (
     CounterSet,
     Device,
     DeviceAllocationConfiguration,
+    DeviceAllocationResult,
     DeviceAttribute,
     DeviceCapacity,
     DeviceClaim,
@@ -126,6 +127,7 @@ from .models import (
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from .reasons import REASONS, Family, Reason, ReasonInfo, Severity, family_of, reason_anchor
 from .structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
+from .templates import TEMPLATE_MESSAGE, UNRENDERED_TEMPLATE
 from .tree import compact_json, deep_copy, depth, describe, equal, json_length
 from .versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
 
@@ -145,7 +147,9 @@ __all__ = [
     "REASONS",
     "SERVED_VERSIONS",
     "SUPPORTED_VERSIONS",
+    "TEMPLATE_MESSAGE",
     "UINT64_MAX",
+    "UNRENDERED_TEMPLATE",
     "V1",
     "V1BETA1",
     "V1BETA2",
@@ -163,6 +167,7 @@ __all__ = [
     "DecodeResult",
     "Device",
     "DeviceAllocationConfiguration",
+    "DeviceAllocationResult",
     "DeviceAttribute",
     "DeviceCapacity",
     "DeviceClaim",

@@ -24,6 +24,7 @@ import yaml
 from .fastyaml import DOCUMENT_START, LEADING_TRIVIA, fast_yaml_documents
 from .finding import Finding, Reason, Severity
 from .jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
+from .templates import template_finding
 
 __all__ = [
     "CHECKED_KINDS",
@@ -391,10 +392,14 @@ def decode_text(text: str, source: str = "") -> DecodeResult:
         return DecodeResult(findings=[_decode_error(source, "input contains a NUL byte: not a YAML or JSON text", 1, 1)])
     if has_surrogates(text):
         return DecodeResult(findings=[_decode_error(source, "input contains a lone surrogate: not UTF-8 text", 1, 1)])
-    fast = _decode_fast(text, source)
-    if fast is not None:
-        return fast
-    return _decode_with_positions(text, source)
+    result = _decode_fast(text, source)
+    if result is None:
+        result = _decode_with_positions(text, source)
+    if "{{" in text:
+        template = template_finding(text, source, result.findings, (d.obj for d in result.documents))
+        if template is not None:  # nothing in an unrendered template is what will be applied
+            return DecodeResult(findings=[template])
+    return result
 
 
 def _decode_fast(text: str, source: str) -> DecodeResult | None:

@@ -37,6 +37,7 @@ __all__ = [
     "CounterSet",
     "DRAObject",
     "Device",
+    "DeviceAllocationResult",
     "DeviceAttribute",
     "DeviceCapacity",
     "DeviceClaim",

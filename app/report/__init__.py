@@ -3,6 +3,15 @@ AdmissionReview response (:mod:`.admission`).  Formatting only: no decision is m
 """
 
 from .admission import allow, mutation_response, validation_response
-from .render import FORMATS, Format, count_at_least, render
+from .render import FORMATS, Format, count_at_least, render, tool_version
 
-__all__ = ["FORMATS", "Format", "allow", "count_at_least", "mutation_response", "render", "validation_response"]
+__all__ = [
+    "FORMATS",
+    "Format",
+    "allow",
+    "count_at_least",
+    "mutation_response",
+    "render",
+    "tool_version",
+    "validation_response",
+]

@@ -12,6 +12,7 @@ carries the real text.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -24,13 +25,27 @@ from ..k8s import Finding, Severity
 from ..review import Review
 from .rules import rule_for
 
-__all__ = ["FORMATS", "Format", "render", "severity_at_least"]
+__all__ = ["FORMATS", "Format", "render", "severity_at_least", "tool_version"]
 
 Format = Literal["text", "json", "junit", "sarif"]
 FORMATS: tuple[Format, ...] = ("text", "json", "junit", "sarif")
 TOOL_URI = "https://github.com/draguard/draguard"
-TOOL_VERSION = "0.1.0"
+DISTRIBUTION = "draguard"
 SRCROOT = "%SRCROOT%"
+
+
+@functools.cache
+def tool_version() -> str:
+    """The installed distribution's version (one source: ``pyproject.toml``), read once.
+
+    ``0+unknown`` when draguard runs from a source folder that was never installed, so that a
+    report still names a version and nobody mistakes it for a release."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 def severity_at_least(finding: Finding, threshold: Literal["error", "warning", "never"]) -> bool:
@@ -60,9 +75,12 @@ def render(
 
 # ---------------------------------------------------------------------------- JSON
 def json_document(review: Review, *, show_mutations: bool = False) -> dict[str, Any]:
+    summary: dict[str, Any] = dict(review.summary())
+    if review.notices:
+        summary["notices"] = list(review.notices)
     doc: dict[str, Any] = {
         "findings": [f.to_json() for f in review.findings],
-        "summary": review.summary(),
+        "summary": summary,
     }
     if show_mutations:
         doc["mutations"] = [
@@ -111,13 +129,20 @@ def render_text(review: Review, *, show_mutations: bool = False) -> str:
             if o.patch:
                 ns = f"{o.ref.namespace}/" if o.ref.namespace else ""
                 lines.append(f"{o.ref.file or '-'}: mutation: {o.ref.kind} {ns}{o.ref.name}: {json.dumps(o.patch)}")
-    s = review.summary()
-    infos = sum(f.severity is Severity.INFO for f in review.findings)
-    summary = f"{s['objects']} objects checked: {s['errors']} errors, {s['warnings']} warnings"
-    if infos:
-        summary += f", {infos} notes"
-    lines.append(summary)
+    lines.append(summary_line(review))
     return "\n".join(lines) + "\n"
+
+
+def summary_line(review: Review) -> str:
+    """``16 objects checked: 10 errors, 1 warnings, 2 notes, 3 skipped; <notices>`` — counts that
+    are zero past the first three are left out, notices (what the whole run did not check) follow."""
+    s = review.summary()
+    line = f"{s['objects']} objects checked: {s['errors']} errors, {s['warnings']} warnings"
+    if s["notes"]:
+        line += f", {s['notes']} notes"
+    if s["skipped"]:
+        line += f", {s['skipped']} skipped (not DRA objects)"
+    return "; ".join([line, *review.notices])
 
 
 # ---------------------------------------------------------------------------- JUnit
@@ -157,11 +182,20 @@ def render_junit(review: Review, *, fail_on: Literal["error", "warning", "never"
         if rest:
             out = ET.SubElement(case, "system-out")
             out.text = "\n".join(text_line(f) for f in rest)
-    suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
-    suite.set("skipped", "0")
-    root = ET.Element("testsuites", name="draguard", tests=str(len(cases)), failures=str(failures))
+    # documents of kinds draguard does not check: a skipped testcase each, so that a dashboard
+    # shows what was not looked at instead of a green run on nothing
+    for ref in review.skipped:
+        ns = f"{ref.namespace}/" if ref.namespace else ""
+        case = ET.SubElement(suite, "testcase", classname=ref.kind or "object",
+                             name=f"{ns}{ref.name} ({ref.file or 'request'})", time="0")
+        ET.SubElement(case, "skipped", message=f"draguard does not check objects of kind {ref.kind or '(none)'}")
+    total = len(cases) + len(review.skipped)
+    suite.set("tests", str(total))
+    suite.set("skipped", str(len(review.skipped)))
+    root = ET.Element("testsuites", name="draguard", tests=str(total), failures=str(failures),
+                      skipped=str(len(review.skipped)))
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -189,7 +223,7 @@ def render_sarif(review: Review, *, root: str | None = None) -> str:
         "tool": {
             "driver": {
                 "name": "draguard",
-                "version": TOOL_VERSION,
+                "version": tool_version(),
                 "informationUri": TOOL_URI,
                 "rules": rules,
             }

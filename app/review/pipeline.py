@@ -23,10 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..inventory import Inventory, build_inventory
+from ..inventory import Inventory, build_inventory, carry_cluster
 from ..k8s import (
     CHECKED_KINDS,
     DEFAULT_TARGET,
+    INVENTORY_KINDS,
     V1,
     V1BETA2,
     BudgetExceeded,
@@ -151,12 +152,20 @@ class Review:
 
     objects: list[ObjectReview] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    skipped: list[ObjectRef] = field(default_factory=list)
+    """Documents of kinds draguard neither checks nor reads as inventory (a ConfigMap…): counted,
+    so that a report on a folder of other things cannot pass for a report on DRA objects."""
+    notices: list[str] = field(default_factory=list)
+    """What the run as a whole could not do (satisfiability not checked…), said once in the
+    summary rather than once per object."""
 
     def summary(self) -> dict[str, int]:
         return {
             "objects": len(self.objects),
             "errors": sum(f.severity is Severity.ERROR for f in self.findings),
             "warnings": sum(f.severity is Severity.WARNING for f in self.findings),
+            "notes": sum(f.severity is Severity.INFO for f in self.findings),
+            "skipped": len(self.skipped),
         }
 
 
@@ -435,8 +444,11 @@ def review_documents(
     options: ReviewOptions = ReviewOptions(),
     merge_inventory_objects: bool = True,
     decode_findings: Sequence[Finding] = (),
+    inventory_name: str = "",
 ) -> Review:
     """Review a batch of decoded documents (the lint door: CLI and ``POST /lint``).
+
+    ``inventory_name`` names the inventory (its paths) in the finding about an empty one.
 
     ``inventory`` is the cluster (or files) to check satisfiability against; when given and
     ``merge_inventory_objects`` is set, valid DeviceClasses/ResourceSlices/Nodes among the
@@ -458,7 +470,8 @@ def review_documents(
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
     if inventory is not None and merge_inventory_objects and extra_inventory:
-        inventory = build_inventory(_merged(inventory_objects, extra_inventory), target=options.target)
+        inventory = carry_cluster(build_inventory(_merged(inventory_objects, extra_inventory), target=options.target),
+                                  inventory)
     for item in checked:
         started = time.perf_counter()
         _satisfiability(item, inventory, inventory_problem, options)
@@ -466,11 +479,42 @@ def review_documents(
             _mutation(item, inventory, options)
         item.review.elapsed_ms += (time.perf_counter() - started) * 1000
     review = Review(objects=[c.review for c in checked])
+    review.skipped = [_ref(d) for d in documents if d.kind not in CHECKED_KINDS and d.kind not in INVENTORY_KINDS]
     all_findings = list(decode_findings)
     for c in checked:
         all_findings.extend(c.review.findings)
+    unchecked = _unchecked_satisfiability(checked, inventory, inventory_name)
+    if unchecked is not None:
+        notice, finding = unchecked
+        review.notices.append(notice)
+        if finding is not None:
+            all_findings.append(finding)
     review.findings = _sorted(all_findings)
     return review
+
+
+def _unchecked_satisfiability(
+    checked: Sequence[_Checked], inventory: Inventory | None, name: str
+) -> tuple[str, Finding | None] | None:
+    """Why no claim of the batch had its satisfiability checked, when that is so for all of them.
+
+    Without an inventory that is a choice (lint in a repository that has no cluster in it), so
+    it is a notice; an inventory that was given but holds no DeviceClass is almost always a
+    wrong path, and every claim would only say "class not found (yet)": a warning, so that
+    ``--fail-on warning`` catches it and the summary cannot read as a clean bill of health.
+    """
+    claims = sum(c.review.ref.kind in NAMESPACED_KINDS for c in checked)
+    if not claims:
+        return None
+    if inventory is None:
+        return "satisfiability was not checked: no inventory given (--inventory)", None
+    if inventory.classes:
+        return None
+    what = "is empty" if not inventory.devices and not inventory.nodes else "has no DeviceClass"
+    message = (f"the inventory {what}: the satisfiability of {claims} claims and templates was not checked "
+               "(is --inventory the right path?)")
+    finding = Finding(severity=Severity.WARNING, reason=Reason.SATISFIABILITY_UNKNOWN, message=message, file=name)
+    return f"satisfiability was not checked: the inventory {what}", finding
 
 
 def review_admission(

@@ -99,14 +99,16 @@ def test_json_contract_field_order(files: dict[str, Path]) -> None:
     assert list(first)[:7] == ["severity", "reason", "kind", "namespace", "name", "field", "message"]
     assert first["kind"] == "ResourceClaim" and first["namespace"] == "default"
     summary = json.loads(proc.stdout)["summary"]
-    assert summary == {"objects": 2, "errors": summary["errors"], "warnings": summary["warnings"]}
+    assert summary == {"objects": 2, "errors": summary["errors"], "warnings": summary["warnings"], "notes": 0,
+                       "skipped": 0, "notices": ["satisfiability was not checked: no inventory given (--inventory)"]}
     assert summary["errors"] >= 3
 
 
 def test_clean_file_exits_zero_and_text_summary(files: dict[str, Path]) -> None:
     proc = run(str(files["good"]))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().endswith("1 objects checked: 0 errors, 0 warnings")
+    assert proc.stdout.strip().endswith("1 objects checked: 0 errors, 0 warnings; "
+                                        "satisfiability was not checked: no inventory given (--inventory)")
 
 
 def test_text_lines_have_the_documented_shape(files: dict[str, Path]) -> None:

@@ -149,6 +149,7 @@ class FakeCluster:
             return self.rv
 
     def delete(self, resource: str, name: str, namespace: str = "") -> int:
+        """Delete by name (``namespace/name``, or ``namespace=``, for namespaced kinds)."""
         with self.lock:
             self.rv += 1
             obj = copy.deepcopy(self.objects[resource].pop(f"{namespace}/{name}" if namespace else name))
@@ -396,6 +397,9 @@ def make_app(cluster: FakeCluster) -> Starlette:
                 return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
             if cluster.token is not None and request.headers.get("authorization") != f"Bearer {cluster.token}":
                 return JSONResponse(_status(401, "Unauthorized", "Unauthorized"), status_code=401)
+            verb = "watch" if params.get("watch") in ("true", "1") else "list"
+            if (verb, resource) in cluster.forbidden:
+                return JSONResponse(_status(403, "Forbidden", f"{resource} is forbidden: cannot {verb}"), 403)
             if params.get("watch") in ("true", "1"):
                 return await _watch(cluster, resource, params, meta_only)
             return _list(cluster, resource, params, meta_only)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from draguard.certs import generate_bundle, generate_leaf, write_bundle
-from draguard.inventory.kube import KubeInventory
+from draguard.inventory.kube import DEVICE_RESOURCES, KubeInventory
 from draguard.inventory.kubeconfig import KubeConfigError, load_in_cluster, load_kube_config
 from draguard.server.runner import BackgroundServer
 from fakeapi import FakeCluster, serve_fake_api
@@ -29,6 +29,7 @@ def make_inventory(kubeconfig: Path, **kw: Any) -> KubeInventory:
     kw.setdefault("debounce", 0.02)
     kw.setdefault("backoff_initial", 0.02)
     kw.setdefault("backoff_max", 0.1)
+    kw.setdefault("resources", DEVICE_RESOURCES)  # claims and templates: tests/kube/test_kube_claims.py
     return KubeInventory(load_kube_config(kubeconfig), build=snapshot_of, **kw)  # type: ignore[arg-type]
 
 

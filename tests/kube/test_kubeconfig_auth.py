@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from draguard.certs import generate_bundle, generate_leaf, write_bundle
-from draguard.inventory.kube import KubeInventory
+from draguard.inventory.kube import DEVICE_RESOURCES, KubeInventory
 from draguard.inventory.kubeconfig import KubeConfig, KubeConfigError, load_kube_config
 from draguard.server.cli_serve import UsageError, add_serve_arguments, build_state
 from draguard.server.runner import BackgroundServer
@@ -113,7 +113,7 @@ def seed(cluster: FakeCluster) -> None:
 
 def start(config: KubeConfig, loop_thread: LoopThread) -> KubeInventory:
     inv = KubeInventory(config, build=lambda objs: frozenset(o["metadata"]["name"] for o in objs),  # type: ignore[arg-type,return-value]
-                        debounce=0.02, backoff_initial=0.02, backoff_max=0.1)
+                        debounce=0.02, backoff_initial=0.02, backoff_max=0.1, resources=DEVICE_RESOURCES)
     loop_thread.submit(inv.run())
     return inv
 

@@ -128,7 +128,7 @@ def test_lint_json_contract(serve: Callable[..., Served], static_inventory: Stat
     assert resp.status_code == 200 and resp.headers["content-type"] == "application/json"
     report = resp.json()
     assert set(report) == {"findings", "summary"}
-    assert report["summary"] == {"objects": 3, "errors": 2, "warnings": 0}
+    assert report["summary"] == {"objects": 3, "errors": 2, "warnings": 0, "notes": 1, "skipped": 0}
     by_name = {f["name"]: f for f in report["findings"]}
     assert by_name["bad"]["reason"] == "FieldValueInvalid" and by_name["bad"]["severity"] == "error"
     assert by_name["big"]["reason"] == "Unsatisfiable"

@@ -15,8 +15,8 @@ import yaml
 from draguard.inventory.kube import KubeInventory
 from draguard.inventory.kubeconfig import load_kube_config
 from draguard.server.audit import AuditObjects, Auditor, AuditSettings
-
 from kube.helpers import LoopThread, wait_for
+
 from server.audit.objects import device_class, node, pool, template
 
 ROOT = Path(__file__).resolve().parents[3]

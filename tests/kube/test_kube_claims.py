@@ -1,0 +1,145 @@
+"""The live inventory's ResourceClaims and ResourceClaimTemplates against the fake API server:
+every namespace, kept reduced, allocations follow watch events, 410 relists, and a stream that
+cannot be listed (no RBAC yet) neither blocks readiness nor makes answers unknown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from draguard.inventory import HeldClaim, Inventory
+from draguard.inventory.kube import KubeInventory
+from draguard.inventory.kubeconfig import load_kube_config
+from fakeapi import FakeCluster
+
+from kube.helpers import LoopThread, device_class, node, resource_slice, wait_for
+
+
+def claim(name: str, ns: str, device: str | None = None) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}",
+                     "managedFields": [{"manager": "kube-scheduler", "fieldsV1": {"f:status": {}}}]},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+    }
+    if device is not None:
+        obj["status"] = {
+            "allocation": {"devices": {"results": [
+                {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": device}]}},
+            "reservedFor": [{"resource": "pods", "name": f"{name}-pod", "uid": "u1"}],
+        }
+    return obj
+
+
+def template(name: str, ns: str) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": ns},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
+
+
+def seed(cluster: FakeCluster) -> None:
+    cluster.put("deviceclasses", device_class("gpu"))
+    cluster.put("resourceslices", resource_slice("node-1-gpu", "node-1", devices=3))
+    cluster.put("nodes", node("node-1"))
+
+
+def start(kubeconfig: Path, loop_thread: LoopThread) -> KubeInventory:
+    inv = KubeInventory(load_kube_config(kubeconfig), debounce=0.02, backoff_initial=0.02, backoff_max=0.1)
+    loop_thread.submit(inv.run())
+    return inv
+
+
+def snap(inv: KubeInventory) -> Inventory:
+    got = inv.snapshot()
+    assert got is not None
+    return got
+
+
+def held(inv: KubeInventory) -> set[str]:
+    s = inv.snapshot()
+    if s is None:
+        return set()
+    return {s.devices[i].name for i in s.cluster.allocations.dedicated}
+
+
+def test_claims_of_every_namespace_are_listed_reduced(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    seed(cluster)
+    cluster.put("resourceclaims", claim("train", "team-a", "gpu-0"))
+    cluster.put("resourceclaims", claim("train", "team-b", "gpu-1"))  # same name, other namespace
+    cluster.put("resourceclaims", claim("waiting", "team-a"))
+    cluster.put("resourceclaimtemplates", template("gpu", "team-a"))
+    inv = start(kubeconfig, loop_thread)
+    wait_for(lambda: inv.synced and inv.claims_known and snap(inv).cluster.known, what="claims listed")
+    state = snap(inv).cluster
+    assert set(state.claims) == {("team-a", "train"), ("team-b", "train"), ("team-a", "waiting")}
+    assert state.claims[("team-a", "train")].reserved_for == ("train-pod",)
+    assert set(state.templates) == {("team-a", "gpu")}
+    assert held(inv) == {"gpu-0", "gpu-1"}
+    # kept reduced, never raw: no managed fields or status dicts in memory, and not among the objects
+    stored = [v for s in inv._streams.values() if s.resource.held == "claim" for v in s.objects.values()]
+    assert stored and all(isinstance(v, HeldClaim) for v in stored)
+    assert {o["kind"] for o in inv.objects()} == {"DeviceClass", "ResourceSlice", "Node"}
+    assert inv.status()["objects"]["resourceclaims"] == 3
+
+
+def test_allocations_follow_watch_events(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    seed(cluster)
+    inv = start(kubeconfig, loop_thread)
+    wait_for(lambda: inv.synced and snap(inv).cluster.known, what="sync")
+    assert held(inv) == set()
+    cluster.put("resourceclaims", claim("a", "team-a"))
+    wait_for(lambda: ("team-a", "a") in snap(inv).cluster.claims, what="added claim")
+    assert held(inv) == set()
+    builds = inv.builds
+    cluster.put("resourceclaims", claim("a", "team-a", "gpu-2"))  # the scheduler allocates it
+    wait_for(lambda: held(inv) == {"gpu-2"}, what="allocation")
+    assert inv.builds > builds
+    cluster.delete("resourceclaims", "team-a/a")  # pod done, claim deleted
+    wait_for(lambda: held(inv) == set() and not snap(inv).cluster.claims, what="deleted claim")
+
+
+def test_claim_changes_do_not_rebuild_the_devices(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    seed(cluster)
+    inv = start(kubeconfig, loop_thread)
+    wait_for(lambda: inv.synced and snap(inv).cluster.known, what="sync")
+    before = snap(inv)
+    cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
+    wait_for(lambda: held(inv) == {"gpu-0"}, what="allocation")
+    after = snap(inv)
+    assert after is not before and after.devices is before.devices and after.cache is before.cache
+
+
+def test_gone_and_dropped_watches_of_claims_relist(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    seed(cluster)
+    cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
+    inv = start(kubeconfig, loop_thread)
+    wait_for(lambda: held(inv) == {"gpu-0"}, what="sync")
+    relists = inv.relists
+    wait_for(lambda: cluster.watch_requests("resourceclaims"), what="claims watch")
+    cluster.fault("resourceclaims", "gone")
+    cluster.compact()
+    cluster.put("resourceclaims", claim("b", "team-b", "gpu-1"))
+    cluster.delete("resourceclaims", "team-a/a")
+    wait_for(lambda: held(inv) == {"gpu-1"}, what="state after relist")
+    assert inv.relists > relists
+    cluster.fault("resourceclaims", "drop")
+    cluster.put("resourceclaims", claim("c", "team-c", "gpu-2"))
+    wait_for(lambda: held(inv) == {"gpu-1", "gpu-2"}, what="state after a dropped watch")
+    cluster.fault("resourceclaims", "malformed")
+    cluster.put("resourceclaims", claim("c", "team-c"))
+    wait_for(lambda: held(inv) == {"gpu-1"}, what="state after a malformed event")
+
+
+def test_claims_that_cannot_be_listed_block_nothing(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    """An operator who upgraded without the new RBAC rules: readiness and every "ever" answer
+    stand; the cluster's claims are simply not known (nothing is "not now")."""
+    seed(cluster)
+    cluster.forbidden.add(("list", "resourceclaims"))
+    cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
+    inv = start(kubeconfig, loop_thread)
+    wait_for(lambda: inv.synced, what="sync without claims")
+    wait_for(lambda: inv._streams["resourceclaims"].last_error, what="claims refused")
+    assert inv.problem() is None and not inv.claims_known
+    assert not snap(inv).cluster.known and held(inv) == set()
+    assert "403" in inv._streams["resourceclaims"].last_error
+    cluster.forbidden.clear()  # RBAC applied: the next retry lists them
+    wait_for(lambda: held(inv) == {"gpu-0"} and snap(inv).cluster.known, what="claims after RBAC")
