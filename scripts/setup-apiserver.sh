@@ -19,6 +19,15 @@ if [ ! -x .cache/kube-apiserver ]; then
     echo "setup-apiserver: $xz_file or xz missing: real-API-server tests will skip"
   fi
 fi
+# kube-scheduler and kube-controller-manager for the real-control-plane tests (tests/realapi.py
+# LiveControlPlane, cluster-oracle.py), from the same 1.36 tree
+for component in kube-scheduler kube-controller-manager; do
+  if [ ! -x ".cache/$component" ] && [ -f "../shared/tools/$component.xz" ] && command -v xz >/dev/null 2>&1; then
+    xz -dkc "../shared/tools/$component.xz" > ".cache/$component.tmp" && chmod +x ".cache/$component.tmp" \
+      && mv ".cache/$component.tmp" ".cache/$component" \
+      && echo "setup-apiserver: unpacked ../shared/tools/$component.xz into .cache/$component"
+  fi
+done
 if ! command -v etcd >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup-apiserver: installing etcd-server with apt-get"

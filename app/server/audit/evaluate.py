@@ -210,6 +210,9 @@ class AuditEngine:
         self._known: dict[tuple[Any, Any, Any], _Known] = {}
         self._answers: dict[Any, _Answer] = {}
         self._pass = 0
+        self._clean: set[Any] = set()
+        """Namespace-free contents whose review had nothing to say against ``_clean_snapshot``."""
+        self._clean_snapshot: Inventory | None = None
 
     def evaluate(self, objects: Iterable[Mapping[str, Any]], inventory: Inventory | None) -> AuditResult:
         """Findings for every audited object of ``objects`` against ``inventory`` (the function
@@ -236,9 +239,9 @@ class AuditEngine:
                 groups[key] = [Subject("DeviceClass", "", name, api_version="resource.k8s.io/v1")]
                 representative[key] = _probe_claim(name)
         stale = [k for k in groups if (a := self._answers.get(k)) is None or a.snapshot is not inventory]
-        self._review(stale, representative, inventory)
+        result = AuditResult(audited=sum(len(m) for m in groups.values()))
+        result.reviewed = self._review_stale(stale, representative, inventory)
         self._answers = {k: self._answers[k] for k in groups}
-        result = AuditResult(reviewed=len(stale), audited=sum(len(m) for m in groups.values()))
         for key, subjects in groups.items():
             answer = self._answers[key]
             if not answer.findings:
@@ -267,6 +270,43 @@ class AuditEngine:
         self._known[ident] = known
         return known if is_audited else None
 
+    def _review_stale(self, stale: list[Any], representative: Mapping[Any, Mapping[str, Any]],
+                      inventory: Inventory | None) -> int:
+        """Answers for every stale content; returns how many went through the pipeline.
+
+        Contents of several namespaces that are equal apart from the namespace (same spec, and
+        for Pods and workloads the same specs behind the templates and claims they name) share a
+        *clean* answer: one of them is reviewed first, and when the pipeline has nothing to say
+        about it, nothing is said about the others either — an empty answer names no object, so
+        sharing it leaks nothing.  An answer with findings is never shared across namespaces
+        (its messages may name objects of its own namespace): each namespace's is its own review.
+        """
+        if self._clean_snapshot is not inventory:
+            self._clean, self._clean_snapshot = set(), inventory
+        index = _ReferenceIndex(k for k in self._known.values() if k.seen == self._pass) if len(stale) > 1 else None
+        first: dict[Any, Any] = {}
+        rest: list[tuple[Any, Any]] = []
+        for key in stale:
+            shared = _shared_key(key, representative[key], index)
+            if shared is not None and shared in self._clean:
+                self._answers[key] = _Answer(inventory, ())
+            elif shared is not None and shared not in first:
+                first[shared] = key
+            else:
+                rest.append((key, shared))
+        self._review(list(first.values()), representative, inventory)
+        for shared, key in first.items():
+            if not self._answers[key].findings:
+                self._clean.add(shared)
+        later = []
+        for key, shared in rest:
+            if shared is not None and shared in self._clean:
+                self._answers[key] = _Answer(inventory, ())
+            else:
+                later.append(key)
+        self._review(later, representative, inventory)
+        return len(first) + len(later)
+
     def _review(self, keys: list[Any], representative: Mapping[Any, Mapping[str, Any]],
                 inventory: Inventory | None) -> None:
         for start in range(0, len(keys), _CHUNK):
@@ -283,6 +323,55 @@ class AuditEngine:
                 ident = (str(doc.obj.get("kind")), str(meta.get("namespace") or "default"), str(meta.get("name")))
                 found = tuple(f for f in by_ref.get(ident, ()) if f.severity is not Severity.INFO)
                 self._answers[key] = _Answer(inventory, found)
+
+
+_REF_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
+
+
+class _ReferenceIndex:
+    """(kind, namespace, name) → digest of the claims and templates among the audited objects,
+    so that a Pod's namespace-free key can include what its references resolve to."""
+
+    def __init__(self, known: Iterable[_Known]) -> None:
+        self.digests: dict[tuple[str, str, str], bytes] = {}
+        for k in known:
+            if k.audited and k.subject.kind in _REF_KINDS:
+                self.digests[(k.subject.kind, k.subject.namespace, k.subject.name)] = k.key[3]
+
+
+def _claim_refs(pod: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for entry in pod.get("resourceClaims") or ():
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("resourceClaimTemplateName"):
+            out.append(("ResourceClaimTemplate", str(entry["resourceClaimTemplateName"])))
+        elif entry.get("resourceClaimName"):
+            out.append(("ResourceClaim", str(entry["resourceClaimName"])))
+    return out
+
+
+def _shared_key(key: Any, obj: Mapping[str, Any], index: _ReferenceIndex | None) -> Any:
+    """The content without its namespace, or None when it cannot be shared (DeviceClass probes;
+    objects naming claims, whose allocation is the namespace's own state; references not among
+    the audited objects)."""
+    kind = key[1]
+    if kind in _REF_KINDS:
+        return key[1:]
+    if kind == "DeviceClass" and not key[0]:
+        return None
+    pod = _pod_spec(obj)
+    if pod is None or index is None:
+        return None
+    resolved: list[tuple[str, str, bytes]] = []
+    for ref_kind, name in _claim_refs(pod):
+        if ref_kind == "ResourceClaim":
+            return None  # a shared claim: allocated or not is this namespace's state
+        digest = index.digests.get((ref_kind, key[0], name))
+        if digest is None:
+            return None  # missing here: ReferenceNotFound, worded per namespace
+        resolved.append((ref_kind, name, digest))
+    return (*key[1:], tuple(resolved))
 
 
 def _fresh(obj: Mapping[str, Any]) -> dict[str, Any]:

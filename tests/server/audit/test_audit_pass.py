@@ -192,3 +192,25 @@ def test_token_bucket_waits() -> None:
 
     asyncio.run(take_three())
     assert bucket.waited > 0
+
+
+def test_clean_answers_are_shared_across_namespaces_findings_never() -> None:
+    engine = AuditEngine(classes=False)
+    inv = inventory(SMALL)
+    objects: list[dict[str, Any]] = []
+    for ns in (f"ns{i}" for i in range(20)):
+        objects += [template(ns, "t8", "8Gi"), pod(ns, "p", "t8")]
+    first = engine.evaluate(objects, inv)
+    assert first.findings == [] and first.audited == 40
+    assert first.reviewed == 2  # one template, one pod: the other namespaces' contents are equal and clean
+    inv = inventory(SMALL)
+    assert engine.evaluate(objects, inv).reviewed == 2  # a new snapshot: the same two again
+    # findings are each namespace's own review (messages may name the namespace's own objects)
+    unsatisfiable = [template(f"ns{i}", "t40", "40Gi") for i in range(3)]
+    found = engine.evaluate(objects + unsatisfiable, inv)
+    assert found.reviewed == 3
+    assert {(f.subject.namespace, f.reason) for f in found.findings} == {
+        (f"ns{i}", "Unsatisfiable") for i in range(3)}
+    # a pod whose template is missing in its namespace is not sharing the others' clean answer
+    lonely = pod("elsewhere", "p", "t8")
+    assert engine.evaluate([*objects, lonely], inv).reviewed == 1
