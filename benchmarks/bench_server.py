@@ -3,7 +3,9 @@
 Why measure over the wire: the number that matters for a webhook is what the API server
 waits for — TLS, HTTP parsing, JSON, the worker-thread hop and the review together.  Reports
 p50/p90/p99/max in milliseconds for keep-alive connections (how the API server calls) and for
-a fresh TLS handshake per request (the worst case), plus throughput.
+a fresh TLS handshake per request (the worst case), plus throughput — each next to the same
+run against the no-op floor server (:mod:`floor`: the same FastAPI/uvicorn/TLS stack answering
+``allowed: true`` without a review), served the same way in the same process, with the ratio.
 
     python benchmarks/bench_server.py [--requests 500] [--concurrency 4] [--inventory PATH]
 """
@@ -27,6 +29,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from draguard.certs import generate_bundle, write_bundle  # noqa: E402
 from draguard.inventory import NoInventory, StaticInventory  # noqa: E402
@@ -34,6 +37,7 @@ from draguard.server.app import create_app  # noqa: E402
 from draguard.server.runner import BackgroundServer  # noqa: E402
 from draguard.server.state import ServerState  # noqa: E402
 from draguard.server.tls import CertReloader  # noqa: E402
+from floor import create_floor_app  # noqa: E402
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 DEFAULT_INVENTORY = ROOT / "tests" / "server" / "data" / "inventory.yaml"
@@ -119,12 +123,17 @@ def main() -> int:
         inventory = NoInventory() if args.no_inventory else StaticInventory([args.inventory])
         state = ServerState(inventory=inventory, tls=CertReloader(paths["cert"], paths["key"]))
         assert state.tls is not None
-        with BackgroundServer(create_app(state), ssl_context=state.tls.context) as server:
-            run(server.url, paths["ca"], 20, 1, fresh=False)  # warm-up: CEL compile cache, imports
+        with BackgroundServer(create_app(state), ssl_context=state.tls.context) as server, \
+                BackgroundServer(create_floor_app(), ssl_context=state.tls.context, http="httptools") as floor:
+            for url in (server.url, floor.url):
+                run(url, paths["ca"], 20, 1, fresh=False)  # warm-up: CEL compile cache, imports
             for name, fresh in (("keep-alive", False), ("fresh TLS handshake", True)):
-                result = run(server.url, paths["ca"], args.requests, args.concurrency, fresh)
-                print(f"/validate small claim, {name}, concurrency {args.concurrency}: "
-                      + json.dumps(result))
+                ours = run(server.url, paths["ca"], args.requests, args.concurrency, fresh)
+                base = run(floor.url, paths["ca"], args.requests, args.concurrency, fresh)
+                print(f"/validate small claim, {name}, concurrency {args.concurrency}: draguard "
+                      + json.dumps(ours) + " floor " + json.dumps(base)
+                      + f" -> draguard/floor: throughput {ours['rps'] / base['rps']:.2f}x, "
+                      f"p50 {ours['p50'] / base['p50']:.2f}x, p99 {ours['p99'] / base['p99']:.2f}x")
     return 0
 
 

@@ -23,6 +23,7 @@ import argparse
 import http.client
 import json
 import multiprocessing
+import os
 import socket
 import ssl
 import statistics
@@ -39,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from draguard.certs import generate_bundle, write_bundle  # noqa: E402
+from results import write_section  # noqa: E402
 from workload import CLAIMS, distinct_claims, make_inventory, write_inventory  # noqa: E402
 
 
@@ -140,27 +142,118 @@ def load(port: int, ca: str, bodies: list[bytes], seconds: float, clients: int) 
             "p99_ms": round(percentile(lat, 0.99), 2)}
 
 
-def start_server(inventory: Path, tmp: Path) -> tuple[subprocess.Popen[bytes], int, str, float, float]:
+def _wait_ready(proc: subprocess.Popen[bytes], port: int, ca: str, what: str) -> None:
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"{what} exited during start-up")
+        try:
+            if Connection(port, ca).get("/readyz") == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+
+
+def start_server(inventory: Path, tmp: Path, log_level: str = "error") -> tuple[subprocess.Popen[bytes], int, str, float, float]:
     paths = write_bundle(generate_bundle("draguard", "draguard", extra_sans=["127.0.0.1"]), tmp)
     port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"]), "--inventory", str(inventory),
-         "--log-level", "error"],
+         "--log-level", log_level],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )
     ca = str(paths["ca"])
-    while True:
-        if proc.poll() is not None:
-            raise SystemExit("draguard serve exited during start-up")
-        try:
-            if Connection(port, ca).get("/readyz") == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.05)
+    _wait_ready(proc, port, ca, "draguard serve")
     return proc, port, ca, time.perf_counter() - t0, rss_mb(proc.pid)
+
+
+def start_floor(tmp: Path) -> tuple[subprocess.Popen[bytes], int, str]:
+    """The no-op AdmissionReview server (:mod:`floor`) on the same stack, as its own process."""
+    paths = write_bundle(generate_bundle("floor", "floor", extra_sans=["127.0.0.1"]), tmp / "floor")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "floor.py"), "--port", str(port),
+         "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"])],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+    )
+    ca = str(paths["ca"])
+    _wait_ready(proc, port, ca, "the floor server")
+    return proc, port, ca
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()  # readiness goes 503, in-flight reviews finish, then it exits
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def interleaved(servers: dict[str, tuple[int, str, int]], bodies: list[bytes], seconds: float, clients: int,
+                order: list[str]) -> dict[str, dict[str, float]]:
+    """One load run per server, back to back in ``order`` (alternated between repeats); besides
+    the client's view, the server's own CPU time per review — steadier than wall-clock figures
+    on a shared machine, since other jobs' time is not counted in it."""
+    out = {}
+    for name in order:
+        port, ca, pid = servers[name]
+        before = cpu_seconds(pid)
+        row = load(port, ca, bodies, seconds, clients)
+        done = row["reviews_per_s"] * seconds
+        row["server_cpu_us"] = round((cpu_seconds(pid) - before) / done * 1e6, 1) if done else float("nan")
+        out[name] = row
+    return out
+
+
+def median_of(rows: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in rows)
+
+
+def summary(args: argparse.Namespace, bodies: list[bytes], starts: list[float], rss_ready: list[float],
+            runs: dict[str, list[dict[str, dict[str, float]]]], mem: list[tuple[float, float]],
+            load_avg: tuple[float, float]) -> list[str]:
+    """The report lines: draguard as a ratio of the floor (median of per-repeat ratios), absolutes beside."""
+    out = [f"inventory: {args.devices} GPUs (+NICs), {len(bodies)} claims in the mix; median of {args.repeat} "
+           f"interleaved runs (floor and draguard back to back, order alternated); "
+           f"load average {load_avg[0]:.1f} at the start, {load_avg[1]:.1f} at the end",
+           f"start-up to ready: {statistics.median(starts):.2f} s; RSS at ready: {statistics.median(rss_ready):.0f} MB"]
+    for label, key in ((f"throughput, {args.clients} clients", "thr"), ("latency, 1 client", "lat")):
+        rows = runs[key]
+        dg = [r["draguard"] for r in rows]
+        fl = [r["floor"] for r in rows]
+        thr_ratio = statistics.median(ratio(r["draguard"]["reviews_per_s"], r["floor"]["reviews_per_s"]) for r in rows)
+        p50_ratio = statistics.median(ratio(r["draguard"]["p50_ms"], r["floor"]["p50_ms"]) for r in rows)
+        p99_ratio = statistics.median(ratio(r["draguard"]["p99_ms"], r["floor"]["p99_ms"]) for r in rows)
+        out.append(
+            f"{label}: draguard {median_of(dg, 'reviews_per_s'):.0f} reviews/s = {thr_ratio:.2f}x the floor's "
+            f"{median_of(fl, 'reviews_per_s'):.0f}/s; p50 {median_of(dg, 'p50_ms'):.2f} ms ({p50_ratio:.2f}x floor "
+            f"{median_of(fl, 'p50_ms'):.2f}), p99 {median_of(dg, 'p99_ms'):.2f} ms ({p99_ratio:.2f}x floor "
+            f"{median_of(fl, 'p99_ms'):.2f}); errors {sum(r['errors'] for r in dg + fl)}")
+        cpu_ratio = statistics.median(ratio(r["draguard"]["server_cpu_us"], r["floor"]["server_cpu_us"]) for r in rows)
+        out.append(f"  server CPU per review: draguard {median_of(dg, 'server_cpu_us'):.0f} us, floor "
+                   f"{median_of(fl, 'server_cpu_us'):.0f} us ({cpu_ratio:.2f}x; draguard's own work "
+                   f"{median_of(dg, 'server_cpu_us') - median_of(fl, 'server_cpu_us'):.0f} us)")
+        out.append("  per run (draguard/floor reviews/s): " + ", ".join(
+            f"{r['draguard']['reviews_per_s']:.0f}/{r['floor']['reviews_per_s']:.0f}" for r in rows))
+    if mem:
+        growth = statistics.median(after - before for before, after in mem)
+        out.append(f"memory: 200 distinct claims: RSS {statistics.median(b for b, _ in mem):.0f} MB -> "
+                   f"{statistics.median(a for _, a in mem):.0f} MB (growth {growth:.1f} MB)")
+    return out
 
 
 def main() -> int:
@@ -169,51 +262,52 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--log-level", default="info", help="draguard serve's --log-level (default info, as deployed)")
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--write", action="store_true", help="replace this script's section of RESULTS.md")
     args = parser.parse_args()
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         inventory = tmp / "inventory"
         write_inventory(make_inventory(args.devices), inventory)
         bodies = [review_body(c) for c in CLAIMS]
-        starts, rss_ready, thr, lat, mem = [], [], [], [], []
-        for _ in range(args.repeat):
-            proc, port, ca, startup, rss = start_server(inventory, tmp)
+        starts: list[float] = []
+        rss_ready: list[float] = []
+        runs: dict[str, list[dict[str, dict[str, float]]]] = {"thr": [], "lat": []}
+        mem: list[tuple[float, float]] = []
+        for r in range(args.repeat):
+            proc, port, ca, startup, rss = start_server(inventory, tmp, args.log_level)
+            floor_proc, floor_port, floor_ca = start_floor(tmp)
             try:
                 starts.append(startup)
                 rss_ready.append(rss)
-                conn = Connection(port, ca)
-                for b in bodies:  # warm: compile selectors, fill the caches
-                    conn.post("/validate", b)
-                thr.append(load(port, ca, bodies, args.seconds, args.clients))
-                lat.append(load(port, ca, bodies, args.seconds, 1))
+                servers = {"draguard": (port, ca, proc.pid), "floor": (floor_port, floor_ca, floor_proc.pid)}
+                for p, c, _ in servers.values():
+                    conn = Connection(p, c)
+                    for b in bodies:  # warm: compile selectors, fill the caches
+                        conn.post("/validate", b)
+                    conn.conn.close()
+                order = ["floor", "draguard"] if r % 2 == 0 else ["draguard", "floor"]
+                runs["thr"].append(interleaved(servers, bodies, args.seconds, args.clients, order))
+                runs["lat"].append(interleaved(servers, bodies, args.seconds, 1, order[::-1]))
                 if not args.skip_memory:
+                    conn = Connection(port, ca)
                     before = rss_mb(proc.pid)
                     for c in distinct_claims(200, seed=len(mem) + 11):
                         conn.post("/validate", review_body(c))
                     mem.append((before, rss_mb(proc.pid)))
-                conn.conn.close()
+                    conn.conn.close()
             finally:
-                proc.terminate()  # readiness goes 503, in-flight reviews finish, then it exits
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-
-        def med(rows: list[dict[str, float]], key: str) -> float:
-            return statistics.median(r[key] for r in rows)
-
-        print(f"inventory: {args.devices} GPUs (+NICs), {len(bodies)} claims in the mix; median of {args.repeat} runs")
-        print(f"start-up to ready: {statistics.median(starts):.2f} s; RSS at ready: {statistics.median(rss_ready):.0f} MB")
-        print(f"throughput, {args.clients} clients: {med(thr, 'reviews_per_s'):.0f} reviews/s "
-              f"(p50 {med(thr, 'p50_ms'):.1f} ms, p99 {med(thr, 'p99_ms'):.1f} ms, errors {sum(r['errors'] for r in thr)})")
-        print(f"latency, 1 client: p50 {med(lat, 'p50_ms'):.2f} ms, p99 {med(lat, 'p99_ms'):.2f} ms "
-              f"({med(lat, 'reviews_per_s'):.0f} reviews/s)")
-        if mem:
-            growth = statistics.median(after - before for before, after in mem)
-            print(f"memory: 200 distinct claims: RSS {statistics.median(b for b, _ in mem):.0f} MB -> "
-                  f"{statistics.median(a for _, a in mem):.0f} MB (growth {growth:.1f} MB)")
+                stop(floor_proc)
+                stop(proc)
+        lines = summary(args, bodies, starts, rss_ready, runs, mem, (load_start, os.getloadavg()[0]))
+    print("\n".join(lines))
+    if args.write:
+        cmd = f"python benchmarks/bench_webhook.py --devices {args.devices} --repeat {args.repeat} --seconds {args.seconds:g}"
+        section_name = f"webhook-{args.devices}"
+        write_section(f"<!-- {section_name}:start -->", f"<!-- {section_name}:end -->",
+                      f"<!-- {section_name}:start -->\n```\n$ {cmd}\n" + "\n".join(lines) + f"\n```\n<!-- {section_name}:end -->")
     return 0
 
 

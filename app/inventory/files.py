@@ -9,6 +9,13 @@ lint`` for the linted manifests and every file inventory (:class:`~app.inventory
 A path that does not exist or cannot be opened raises :class:`InputError` (a usage problem: the
 CLI exits 2 naming it); a file that opens but is too large or not YAML/JSON is a ``DecodeError``
 finding, like any other bad document.
+
+Two readers: :func:`load_paths` keeps the limits of an input draguard is asked to lint (at most
+``MAX_DOCUMENTS`` documents and :data:`MAX_FILE_BYTES` per file, as ``/lint`` has for bodies);
+:func:`iter_paths` reads the operator's own inventory files — a ``kubectl get nodes -o yaml`` of a
+real cluster is one ``kind: List`` of 100,000 items and hundreds of MB — with no document or size
+limit and in bounded memory: a file larger than :data:`STREAM_ABOVE_BYTES` is decoded piece by
+piece (:mod:`app.inventory.stream`), each piece freed once the caller has taken what it needs.
 """
 
 from __future__ import annotations
@@ -17,12 +24,23 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from ..k8s import DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
+from ..k8s import MAX_DOCUMENTS, DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
+from .stream import stream_file
 
-__all__ = ["MANIFEST_SUFFIXES", "MAX_FILE_BYTES", "STDIN_NAME", "InputError", "iter_paths", "load_paths"]
+__all__ = [
+    "MANIFEST_SUFFIXES",
+    "MAX_FILE_BYTES",
+    "STDIN_NAME",
+    "STREAM_ABOVE_BYTES",
+    "InputError",
+    "iter_paths",
+    "load_paths",
+]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FILE_BYTES = 32 * 1024 * 1024
+STREAM_ABOVE_BYTES = 16 * 1024 * 1024
+"""Inventory files larger than this are decoded piece by piece (smaller ones at once, as lint does)."""
 STDIN_NAME = "<stdin>"
 
 
@@ -36,30 +54,52 @@ def load_paths(paths: Sequence[str], *, stdin_text: str | None = None) -> Decode
     Raises :class:`InputError` naming the first path that does not exist or cannot be read.
     """
     result = DecodeResult()
-    for part in iter_paths(paths, stdin_text=stdin_text):
+    for part in _iter(paths, stdin_text, inventory=False):
         result.extend(part)
     return result
 
 
 def iter_paths(paths: Sequence[str], *, stdin_text: str | None = None) -> Iterator[DecodeResult]:
-    """:func:`load_paths` one file at a time, in the same order.
+    """The documents of inventory files, folders and ``-``, in :func:`load_paths`' order, one
+    file (or one piece of a large file) at a time; no limit on documents or file size.
 
     Why: a 100k-device inventory is ~50 MB of YAML and several hundred MB of decoded dicts; a
-    reader that keeps only what it derives from each file lets the dicts of one file be freed
+    reader that keeps only what it derives from each piece lets the dicts of one piece be freed
     before the next is read.  Raises :class:`InputError` when it reaches a path that cannot be read.
     """
+    return _iter(paths, stdin_text, inventory=True)
+
+
+def _iter(paths: Sequence[str], stdin_text: str | None, *, inventory: bool) -> Iterator[DecodeResult]:
+    limit = None if inventory else MAX_DOCUMENTS
     for path in paths:
         if path == "-":
             text = stdin_text if stdin_text is not None else sys.stdin.read()
-            yield decode_text(text, STDIN_NAME)
+            yield decode_text(text, STDIN_NAME, max_documents=limit)
             continue
         if os.path.isdir(path):
             for file in _walk(path):
-                yield _load_file(file)
+                yield from _read_file(file, inventory)
             continue
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file or directory")
+        yield from _read_file(path, inventory)
+
+
+def _read_file(path: str, inventory: bool) -> Iterator[DecodeResult]:
+    if not inventory:
         yield _load_file(path)
+        return
+    try:
+        size = os.path.getsize(path)
+        if size <= STREAM_ABOVE_BYTES:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            yield decode_bytes(data, path, max_documents=None)
+            return
+        yield from stream_file(path)
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from exc
 
 
 def _walk(path: str) -> Iterator[str]:

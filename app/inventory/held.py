@@ -16,7 +16,8 @@ Semantics (shared/reference/scheduler.md §3 and allocator.md §A.1, from the 1.
 - a pool's shared counters are reduced by what its *dedicated* devices consume (upstream does
   not subtract persisted shares from counters either).
 
-The view keeps device indices: a device held whole is taken out of every node group; a shared
+The view keeps device indices: a device held whole is taken out of every node group (it stays
+in ``reachable``: it exists, it is just taken); a shared
 device stays, with the capacity left as its capacity (CEL selectors still read the published
 value); pools carry the counters left.  Potential nodes (an autoscaler's templates) do not exist
 now, so their groups are left out.  Two approximations, both only ever missing a "not now"
@@ -121,12 +122,11 @@ def carry_cluster(rebuilt: Inventory, old: Inventory) -> Inventory:
     return with_cluster(rebuilt, state.claims, state.templates, known=state.known)
 
 
-def _left(capacity: Mapping[str, object], used: Mapping[str, Quantity], driver: str) -> dict[str, object]:
+def _left(capacity: Mapping[str, object], used: Mapping[str, Quantity]) -> dict[str, object]:
+    """Capacity left per name (``consumedCapacity`` keys are the names the device publishes)."""
     out: dict[str, object] = {}
     for name, cap in capacity.items():
         amount = used.get(name)
-        if amount is None and "/" not in name:
-            amount = used.get(f"{driver}/{name}")
         value = getattr(cap, "value", None)
         if amount is None or value is None:
             out[name] = cap
@@ -157,7 +157,7 @@ def held_view(inventory: Inventory) -> Inventory:
         body = bodies.setdefault((dev.body, sig), next_body + len(bodies))
         shape = shapes.setdefault((dev.shape, sig), next_shape + len(shapes))
         devices[i] = dataclasses.replace(
-            dev, capacity=_left(dev.capacity, used, dev.driver), published=dev.capacity,  # type: ignore[arg-type]
+            dev, capacity=_left(dev.capacity, used), published=dev.capacity,  # type: ignore[arg-type]
             body=body, shape=shape,
         )
     pools: dict[PoolKey, PoolRecord] = dict(inventory.pools)
@@ -175,12 +175,16 @@ def held_view(inventory: Inventory) -> Inventory:
         pools[key] = dataclasses.replace(pool, counter_sets=sets)
     sigs = {k: (p.complete, p.invalid is None, p.counter_signature) for k, p in pools.items()}
     groups: list[NodeGroup] = []
+    reached: set[int] = set()
     for group in inventory.groups:
         if group.potential:
             continue
+        reached.update(group.devices)
         free = tuple(i for i in group.devices if i not in alloc.dedicated)
         groups.append(_make_group(group.nodes, free, devices, sigs, assumed=group.assumed))
-    reachable = tuple(sorted({i for g in groups for i in g.devices}))
+    # ``reachable`` stays "devices an existing node reaches": a held device is not missing from
+    # the cluster (no doubt about registration), it is taken — the groups say that
+    reachable = tuple(sorted(reached))
     return dataclasses.replace(
         inventory, pools=pools, devices=tuple(devices), groups=tuple(groups), reachable=reachable,
         profiles=ProfileIndex(devices, _base_ids(devices, pools)), cache=BoundedCache(),

@@ -25,6 +25,7 @@ from .decode import (
     Position,
     decode_bytes,
     decode_text,
+    shift_result,
 )
 from .features import (
     DEFAULT_TARGET,
@@ -266,6 +267,7 @@ __all__ = [
     "render_value",
     "required",
     "round_up_to_step",
+    "shift_result",
     "source_path",
     "to_internal_shape",
     "too_long",

@@ -35,6 +35,7 @@ __all__ = [
     "Position",
     "decode_bytes",
     "decode_text",
+    "shift_result",
 ]
 
 try:  # the C loader is ~10x faster; fall back to pure Python where libyaml is missing
@@ -380,21 +381,24 @@ def _decode_error(source: str, message: str, line: int = 0, column: int = 0) -> 
     )
 
 
-def decode_text(text: str, source: str = "") -> DecodeResult:
+def decode_text(text: str, source: str = "", *, max_documents: int | None = MAX_DOCUMENTS) -> DecodeResult:
     """Decode every document of a YAML (or JSON) text.
 
     Fast path first (JSON through the C scanner, YAML through yaml-rs when the text provably
     means the same in both readers, see :mod:`app.k8s.fastyaml`), positions on demand; anything
     the fast path does not take — errors, duplicate keys, anchors, YAML 1.1-only spellings — goes
     through the position-keeping PyYAML decoder, whose messages and positions are the reference.
+
+    ``max_documents`` bounds what one input may hold (a hostile body at ``/lint``); the operator's
+    own inventory files are read with ``None`` (no limit, :mod:`app.inventory.files`).
     """
     if "\x00" in text:
         return DecodeResult(findings=[_decode_error(source, "input contains a NUL byte: not a YAML or JSON text", 1, 1)])
     if has_surrogates(text):
         return DecodeResult(findings=[_decode_error(source, "input contains a lone surrogate: not UTF-8 text", 1, 1)])
-    result = _decode_fast(text, source)
+    result = _decode_fast(text, source, max_documents)
     if result is None:
-        result = _decode_with_positions(text, source)
+        result = _decode_with_positions(text, source, max_documents)
     if "{{" in text:
         template = template_finding(text, source, result.findings, (d.obj for d in result.documents))
         if template is not None:  # nothing in an unrendered template is what will be applied
@@ -402,7 +406,7 @@ def decode_text(text: str, source: str = "") -> DecodeResult:
     return result
 
 
-def _decode_fast(text: str, source: str) -> DecodeResult | None:
+def _decode_fast(text: str, source: str, max_documents: int | None = MAX_DOCUMENTS) -> DecodeResult | None:
     """Values without positions, or ``None`` when the careful decoder must answer."""
     values: list[Any] | None
     try:
@@ -422,7 +426,8 @@ def _decode_fast(text: str, source: str) -> DecodeResult | None:
     for index, value in enumerate(values):
         if value is None:
             continue
-        if not _add(result, _split_list(Document(obj=value, source=source, index=index, locator=locator)), source):
+        if not _add(result, _split_list(Document(obj=value, source=source, index=index, locator=locator)), source,
+                    max_documents):
             break
     _drop_non_objects(result, source)
     return result
@@ -441,11 +446,14 @@ def _fast_json(text: str) -> list[Any] | None:
         return None  # YAML flow style, several JSON documents… the YAML reader decides
 
 
-def _add(result: DecodeResult, docs: list[Document], source: str) -> bool:
+def _add(result: DecodeResult, docs: list[Document], source: str, max_documents: int | None = MAX_DOCUMENTS) -> bool:
+    if max_documents is None:
+        result.documents.extend(docs)
+        return True
     for item in docs:
-        if len(result.documents) >= MAX_DOCUMENTS:
+        if len(result.documents) >= max_documents:
             result.findings.append(
-                _decode_error(source, f"too many documents: at most {MAX_DOCUMENTS} are read per input")
+                _decode_error(source, f"too many documents: at most {max_documents} are read per input")
             )
             return False
         result.documents.append(item)
@@ -474,7 +482,7 @@ def _skipped_kind(value: Any) -> str | None:
     return None if kind in CHECKED_KINDS or kind in INVENTORY_KINDS else kind
 
 
-def _decode_with_positions(text: str, source: str = "") -> DecodeResult:
+def _decode_with_positions(text: str, source: str = "", max_documents: int | None = MAX_DOCUMENTS) -> DecodeResult:
     """The careful decoder: PyYAML nodes, every position, duplicate keys, alias limits."""
     result = DecodeResult()
     loader = _Loader(text)
@@ -526,7 +534,7 @@ def _decode_with_positions(text: str, source: str = "") -> DecodeResult:
                 key_positions=key_positions,
             )
             index += 1
-            if not _add(result, _split_list(doc), source):
+            if not _add(result, _split_list(doc), source, max_documents):
                 return result
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -543,10 +551,60 @@ def _decode_with_positions(text: str, source: str = "") -> DecodeResult:
     return result
 
 
-def decode_bytes(data: bytes, source: str = "") -> DecodeResult:
+def decode_bytes(data: bytes, source: str = "", *, max_documents: int | None = MAX_DOCUMENTS) -> DecodeResult:
     """Decode raw bytes (UTF-8, a BOM allowed); undecodable bytes are a DecodeError finding."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return DecodeResult(findings=[_decode_error(source, f"not UTF-8 text: {exc.reason} at byte {exc.start}")])
-    return decode_text(text, source)
+    return decode_text(text, source, max_documents=max_documents)
+
+
+class _ShiftedLocator(_Locator):
+    """The positions of a piece of a larger text, as positions in the larger text.
+
+    A streamed inventory file (:mod:`app.inventory.files`) is decoded piece by piece; each piece
+    numbers its lines, documents and List items from the start of the piece.  This wraps the
+    piece's locator and adds where the piece starts.
+    """
+
+    def __init__(self, inner: _Locator, lines: int, index: int, item: int) -> None:
+        self._inner = inner
+        self._lines = lines
+        self._index = index
+        self._item = item
+        self._lock = threading.Lock()
+
+    def find(self, index: int, item: int | None) -> Document | None:
+        found = self._inner.find(index - self._index, None if item is None else item - self._item)
+        if found is None:
+            return None
+        out = Document(obj=found.obj, source=found.source, index=index, item=item)
+        _shift_positions(out, found, self._lines)
+        return out
+
+
+def _shift_positions(doc: Document, found: Document, lines: int) -> None:
+    doc._line, doc._column = found._line + lines, found._column
+    doc._positions = {k: (ln + lines, col) for k, (ln, col) in found._positions.items()}
+    doc._key_positions = {k: (ln + lines, col) for k, (ln, col) in found._key_positions.items()}
+
+
+def shift_result(result: DecodeResult, *, lines: int, index: int, item: int = 0) -> DecodeResult:
+    """``result`` of decoding a piece of a text, renumbered as part of the whole text: ``lines``
+    added to every line, ``index`` to every document number, ``item`` to every List item number.
+    Positions of documents decoded on the fast path stay lazy."""
+    wrapped: dict[int, _ShiftedLocator] = {}
+    for doc in result.documents:
+        new_index = doc.index + index
+        new_item = None if doc.item is None else doc.item + item
+        if doc._locator is not None:
+            inner = doc._locator
+            if id(inner) not in wrapped:
+                wrapped[id(inner)] = _ShiftedLocator(inner, lines, index, item)
+            doc._locator = wrapped[id(inner)]
+        else:
+            _shift_positions(doc, doc, lines)
+        doc.index, doc.item = new_index, new_item
+    result.findings = [replace(f, line=f.line + lines) if f.line else f for f in result.findings]
+    return result

@@ -18,6 +18,7 @@ Namespace objects supply namespace labels for the admin-access rule.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,7 +50,7 @@ from ..k8s import (
     source_path,
     to_internal_shape,
 )
-from ..satisfy import check_claim_spec
+from ..satisfy import capacity_in_use, check_claim_spec
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
 from .mutate import default_fill_patch
 
@@ -369,7 +370,21 @@ def _satisfiability(
                       f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                       None, Severity.WARNING, fail_open=exc.where)]
     notes = _sound_for_target(notes, spec, options.target)
+    if not _allocated(doc, ref, inventory):
+        with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
+            notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=ref.namespace or "default",
+                                     deadline_seconds=options.deadline_seconds)
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
+
+
+def _allocated(doc: Document, ref: ObjectRef, inventory: Inventory) -> bool:
+    """Whether the reviewed claim is already allocated (its status says so, or the cluster's copy
+    does): it holds its devices, and "would it fit now?" is not its question."""
+    status = doc.obj.get("status") if isinstance(doc.obj, dict) else None
+    if isinstance(status, dict) and status.get("allocation"):
+        return True
+    held = inventory.cluster.claims.get((ref.namespace or "default", ref.name))
+    return ref.kind == "ResourceClaim" and held is not None and held.allocation is not None
 
 
 def _sound_for_target(notes: list[Note], spec: Any, target: Target) -> list[Note]:

@@ -10,6 +10,7 @@ per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 
 from .check import SEARCH_DEADLINE, check_claim_spec
 from .defaults import DefaultFill, policy_defaults
+from .now import HeldFigures, capacity_in_use, held_figures, holders_phrase
 from .pod import (
     ClassVerdict,
     ContainerResources,
@@ -25,11 +26,15 @@ __all__ = [
     "ClassVerdict",
     "ContainerResources",
     "DefaultFill",
+    "HeldFigures",
     "PodClaim",
     "PodPlacement",
     "PodRequest",
     "PodVerdict",
     "ReplicaCount",
+    "capacity_in_use",
     "check_claim_spec",
+    "held_figures",
+    "holders_phrase",
     "policy_defaults",
 ]

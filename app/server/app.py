@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
@@ -26,6 +27,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
 from ..k8s import BudgetExceeded, budget_scope
+from ..review import ReviewOptions
 from .lint import lint_bytes, options_for_query, parse_format
 from .logs import log_review
 from .metrics import Metrics
@@ -91,7 +93,8 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 async def _read_with_deadline(request: Request, state: ServerState, deadline: float) -> bytes:
     try:
-        return await asyncio.wait_for(_read_body(request, state.max_body_bytes), deadline)
+        async with asyncio.timeout(deadline):  # not wait_for: no task of its own per request
+            return await _read_body(request, state.max_body_bytes)
     except TimeoutError as exc:
         raise _HttpError(408, "Timeout", f"request body not received within {deadline:g}s") from exc
     except ClientDisconnect as exc:  # nobody will read the answer: one log line, no traceback
@@ -123,6 +126,17 @@ def create_app(state: ServerState) -> FastAPI:
     app.state.draguard = state
     app.state.metrics = metrics
 
+    made: list[tuple[object, ReviewOptions, ReviewOptions]] = []  # (what they follow, /mutate's, /validate's)
+
+    def route_options(route: Route) -> ReviewOptions:
+        """The review options of ``route``, made again only when ``state``'s change: ``/validate``
+        never computes the default-filling patch (only ``/mutate`` answers with it)."""
+        key = (state.options, state.deadline_seconds)
+        if not made or made[0][0] != key:
+            admission = state.admission_options
+            made[:] = [(key, admission, replace(admission, mutate=False))]
+        return made[0][2] if route == "validate" else made[0][1]
+
     async def in_worker(fn: Callable[[], T], timeout: float, pool: ThreadPoolExecutor = executor) -> T:
         """Run ``fn`` on ``pool`` under a work budget that ends just before ``timeout``, so the
         thread returns its own (undecided) answer in time and stops burning CPU once the caller
@@ -135,7 +149,8 @@ def create_app(state: ServerState) -> FastAPI:
             with budget_scope(max(left - _ANSWER_MARGIN_SECONDS, 0.0)):
                 return fn()
 
-        return await asyncio.wait_for(loop.run_in_executor(pool, budgeted), max(timeout, 0.01))
+        async with asyncio.timeout(max(timeout, 0.01)):
+            return await loop.run_in_executor(pool, budgeted)
 
     async def admission(request: Request, route: Route) -> Response:
         started = time.perf_counter()
@@ -172,7 +187,7 @@ def create_app(state: ServerState) -> FastAPI:
 
     async def _run_review(call: AdmissionCall, route: Route, started: float) -> Outcome:
         remaining = state.deadline_seconds - (time.perf_counter() - started)
-        options = state.admission_options
+        options = route_options(route)
         try:
             return await in_worker(lambda: review_call(call, route, state.inventory, options), remaining)
         except TimeoutError:

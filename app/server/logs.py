@@ -17,6 +17,8 @@ import json
 import logging
 from typing import Any
 
+import orjson
+
 __all__ = ["MAX_FIELD_CHARS", "MAX_RECORD_CHARS", "JsonFormatter", "clip", "configure_logging", "log_review"]
 
 review_log = logging.getLogger("draguard.review")
@@ -64,15 +66,32 @@ class JsonFormatter(logging.Formatter):
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             out.update(fields)
-        out = {key: _bounded(value) for key, value in out.items()}
+        for key, value in out.items():  # clip in place: most fields are short strings, kept as they are
+            if isinstance(value, str):
+                if len(value) > MAX_FIELD_CHARS:
+                    out[key] = clip(value)
+            elif isinstance(value, list | tuple):
+                out[key] = _bounded(value)
         if record.exc_info:
             out["exception"] = clip(self.formatException(record.exc_info), MAX_EXCEPTION_CHARS)
-        line = json.dumps(out, default=str, separators=(",", ":"))
+        line = _dumps(out)
         if len(line) > MAX_RECORD_CHARS:  # many long fields together: keep what identifies the event
             core = {key: out[key] for key in _CORE if key in out}
             core["truncated"] = len(line)
-            line = json.dumps(core, default=str, separators=(",", ":"))
+            line = _dumps(core)
         return line
+
+
+def _dumps(out: dict[str, Any]) -> str:
+    """``json.dumps(out, default=str, separators=(",", ":"))``, through orjson when that gives the
+    same text: one line per review is on every request's path, and orjson is ~5x faster."""
+    try:
+        line = orjson.dumps(out, default=str).decode()
+    except TypeError:  # keys that are not strings, integers over 64 bits, lone surrogates
+        line = ""
+    if not line or not line.isascii():  # the standard library escapes non-ASCII; keep its text
+        line = json.dumps(out, default=str, separators=(",", ":"))
+    return line
 
 
 def configure_logging(level: str = "info") -> None:
@@ -87,5 +106,10 @@ def configure_logging(level: str = "info") -> None:
 
 
 def log_review(**fields: Any) -> None:
-    """The one line per review: uid, kind, namespace, name, operation, decision, reasons, ms."""
-    review_log.info("review", extra={"fields": fields})
+    """The one line per review: uid, kind, namespace, name, operation, decision, reasons, ms.
+
+    The record is made directly rather than through ``Logger.info``, which would also look up the
+    caller's file and line (a stack walk on every review) that the JSON line never shows."""
+    if review_log.isEnabledFor(logging.INFO):
+        review_log.handle(review_log.makeRecord(review_log.name, logging.INFO, "", 0, "review", (), None,
+                                                extra={"fields": fields}))

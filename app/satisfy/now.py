@@ -1,0 +1,187 @@
+""""Not now": a claim that fits an empty cluster but not today's allocations (``CapacityInUse``).
+
+Why a warning and never a denial: allocations are the most mutable state there is — a job ends,
+a claim is deleted, and the claim fits.  "Could it ever fit?" is the proof that may deny; "does
+it fit now?" only tells the user why the pod will wait, and how long it might (DESIGN §4).
+
+The now answer is the same search run on the snapshot with what allocated claims hold taken away
+(:meth:`~app.inventory.Inventory.held_view`).  The figures — what the claim needs, the most any
+device or node has free now, how many such devices are held, and by whom — are computed over the
+devices the request could use with every device free.  Holders are named only in the claim's own
+namespace; other namespaces' claims are counted, never named (no leak across tenants).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..capacity import resolve_capacity_name
+from ..inventory import Inventory, ObjectKey
+from ..k8s import Note, Path, Quantity, Reason, ResourceClaimSpec, Severity
+from .candidates import Status, candidates_for
+from .check import check_claim_spec
+from .plan import Alternative, plan_claim
+
+__all__ = ["HeldFigures", "capacity_in_use", "held_figures", "holders_phrase"]
+
+_NAMES_SHOWN = 5
+_NOT_DECIDED = frozenset({Reason.UNSATISFIABLE, Reason.SATISFIABILITY_UNKNOWN, Reason.SELECTOR_RUNTIME_ERROR,
+                          Reason.SATISFIABLE_ON_SCALE_UP, Reason.CAPACITY_IN_USE})
+
+
+@dataclass(frozen=True)
+class HeldFigures:
+    """What one request alternative needs and what is free for it now."""
+
+    alt: Alternative
+    matching: int
+    """Devices of existing nodes that could serve it with every device free."""
+    free: int
+    """Of those, devices that can serve it now."""
+    fully_held: int
+    """Of those, devices held whole (or with nothing left of what it asks)."""
+    most_on_one_node: int
+    """The most free devices any one node offers it now."""
+    best: dict[str, Quantity] = field(default_factory=dict)
+    """Per capacity asked: the most left on any matching device now."""
+    own: tuple[str, ...] = ()
+    """Names of the claims in the asking namespace that hold matching devices."""
+    others: int = 0
+    """How many claims of other namespaces hold matching devices."""
+
+    @property
+    def short(self) -> bool:
+        if self.alt.all_mode:
+            return self.free < self.matching
+        return self.most_on_one_node < self.alt.count
+
+    def details(self) -> dict[str, Any]:
+        needs: dict[str, Any] = {"devices": "all" if self.alt.all_mode else self.alt.count}
+        available: dict[str, Any] = {"devices": self.most_on_one_node}
+        if self.alt.capacity:
+            needs["capacity"] = {k: str(v) for k, v in self.alt.capacity.items()}
+            available["capacity"] = {k: str(v) for k, v in self.best.items()}
+        return {
+            "request": self.alt.display, "deviceClassName": self.alt.class_name, "needs": needs,
+            "available": available, "matching": self.matching, "free": self.free, "fullyHeld": self.fully_held,
+            "holders": {"namespace": list(self.own), "otherNamespaces": self.others},
+        }
+
+
+def _real_devices(inventory: Inventory) -> set[int]:
+    got = inventory.cache.get(("real-devices",))
+    if isinstance(got, frozenset):
+        return set(got)
+    real = frozenset(i for g in inventory.groups if not g.potential for i in g.devices)
+    inventory.cache.put(("real-devices",), real, weight=1 + len(real) // 64)
+    return set(real)
+
+
+def held_figures(alt: Alternative, inventory: Inventory, namespace: str) -> HeldFigures:
+    """The figures of ``alt`` over ``inventory`` (every device free) and its held view (now)."""
+    now = inventory.held_view()
+    ever_c, now_c = candidates_for(alt, inventory), candidates_for(alt, now)
+    devices, now_devices = inventory.devices, now.devices
+    matching = [i for i in sorted(_real_devices(inventory)) if ever_c.entry(devices[i]).status is Status.OK]
+    reach_now = {i for g in now.groups for i in g.devices}
+    free = {i for i in matching if i in reach_now and now_c.entry(now_devices[i]).status is Status.OK}
+    alloc = inventory.cluster.allocations
+    best: dict[str, Quantity] = {}
+    fully = 0
+    for i in matching:
+        dev = now_devices[i]
+        whole = i in alloc.dedicated or i not in reach_now
+        empty = False
+        for name in alt.capacity:
+            key = resolve_capacity_name(name, dev.driver, dev.capacity)
+            cap = dev.capacity.get(key) if key is not None else None
+            left = Quantity(0) if whole or cap is None or cap.value is None else cap.value
+            if left.nanos == 0:
+                empty = True
+            if name not in best or best[name] < left:
+                best[name] = left
+        if whole or empty:
+            fully += 1
+    most = max((sum(1 for i in g.devices if i in free) for g in now.groups), default=0)
+    own: set[str] = set()
+    others: set[ObjectKey] = set()
+    for i in matching:
+        if i in free and not alt.capacity:
+            continue
+        for ns, name in alloc.holders.get(i, ()):
+            if ns == namespace:
+                own.add(name)
+            else:
+                others.add((ns, name))
+    return HeldFigures(alt, len(matching), len(free), fully, most, best, tuple(sorted(own)), len(others))
+
+
+def holders_phrase(fig: HeldFigures) -> str:
+    """``held by claims a, b in this namespace and 12 claims in other namespaces`` (or empty)."""
+    parts: list[str] = []
+    if fig.own:
+        shown = ", ".join(fig.own[:_NAMES_SHOWN])
+        more = f" and {len(fig.own) - _NAMES_SHOWN} more" if len(fig.own) > _NAMES_SHOWN else ""
+        parts.append(f"claim{'s' if len(fig.own) > 1 else ''} {shown}{more} in this namespace")
+    if fig.others:
+        parts.append(f"{fig.others} claim{'s' if fig.others > 1 else ''} in other namespaces")
+    return f"held by {' and '.join(parts)}" if parts else ""
+
+
+def _message(fig: HeldFigures) -> str:
+    alt = fig.alt
+    who = f'request "{alt.display}"'
+    of_class = f"of class {alt.class_name}"
+    if alt.capacity:
+        asked = ", ".join(f"{v} of {k}" for k, v in alt.capacity.items())
+        most = ", ".join(f"{fig.best.get(k, Quantity(0))}" for k in alt.capacity)
+        per = "one device" if alt.count == 1 else f"each of {alt.count} devices"
+        text = (f"{who} needs {asked} on {per} {of_class}; the most free on any is {most}; "
+                f"{fig.fully_held} of {fig.matching} such devices are fully held")
+    elif alt.all_mode:
+        text = f"{who} asks for all matching devices {of_class} on a node; {fig.matching - fig.free} of {fig.matching} are held"
+    else:
+        text = (f"{who} needs {alt.count} device{'s' if alt.count > 1 else ''} {of_class} on one node; "
+                f"the most free on one node is {fig.most_on_one_node}; {fig.matching - fig.free} of "
+                f"{fig.matching} such devices are held")
+    holders = holders_phrase(fig)
+    return f"{text} ({holders})" if holders else text
+
+
+def capacity_in_use(
+    spec: ResourceClaimSpec,
+    inventory: Inventory,
+    *,
+    base: Path,
+    ever: Sequence[Note],
+    namespace: str,
+    deadline_seconds: float | None = None,
+) -> list[Note]:
+    """``CapacityInUse`` (warning) when ``ever`` (the claim's notes with every device free) says it
+    fits and the same search on today's snapshot says it does not; else nothing."""
+    state = inventory.cluster
+    if not state.known or state.allocations.empty or any(n.reason in _NOT_DECIDED for n in ever):
+        return []
+    now_notes = check_claim_spec(spec, inventory.held_view(), base=base, deadline_seconds=deadline_seconds)
+    if not any(n.reason == Reason.UNSATISFIABLE for n in now_notes):
+        return []  # fits now, or cannot tell (deadline): no warning either way
+    figures: list[HeldFigures] = []
+    for plan in plan_claim(spec, base):
+        figs = [held_figures(alt, inventory, namespace) for alt in plan.alternatives]
+        if figs and all(f.short for f in figs):
+            figures.append(figs[0])
+    if figures:
+        fig = figures[0]
+        message = "fits an empty cluster but not today's allocations: " + _message(fig)
+        return [Note(Reason.CAPACITY_IN_USE, message, fig.alt.path, Severity.WARNING, details=fig.details())]
+    # every request alone finds room; together (constraints, one node, shared counters) they do not
+    all_figs = [held_figures(alt, inventory, namespace) for plan in plan_claim(spec, base) for alt in plan.alternatives[:1]]
+    held = sum(f.matching - f.free for f in all_figs)
+    total = sum(f.matching for f in all_figs)
+    counters = " or shared counters" if state.allocations.counters else ""
+    message = (f"fits an empty cluster but not today's allocations: each request finds free devices, but no node has "
+               f"enough of them free together{counters} ({held} of {total} matching devices are held)")
+    details: dict[str, Any] = {"requests": [f.details() for f in all_figs]}
+    return [Note(Reason.CAPACITY_IN_USE, message, None, Severity.WARNING, details=details)]
