@@ -44,9 +44,11 @@ run: $(STAMP)
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-## apiserver: the real kube-apiserver + etcd that tests/realapi.py uses (best effort)
+## apiserver: the real kube-apiserver (+ scheduler, controller-manager) and etcd that tests/realapi.py
+## uses, and helm for the chart tests (best effort: what cannot be had is skipped, and said)
 apiserver:
 	bash scripts/setup-apiserver.sh
+	bash scripts/setup-helm.sh
 
 ## fuzz: 100,000+ generated inputs through decode, validation, CEL, satisfiability and the HTTPS
 ## doors (0 exceptions, 0 5xx, stable answers), then atheris on decode+review; figures in .fuzz/
@@ -59,9 +61,10 @@ fuzz: $(STAMP)
 			-artifact_prefix=.fuzz/ .fuzz/corpus; \
 	else echo "atheris does not install here: skipped (the generated-input run above still counts)"; fi
 
-## conformance: score draguard against ../shared/conformance (Kubernetes 1.36 verdicts)
+## conformance: score draguard against the sample in tests/data/conformance (Kubernetes 1.36.2's own
+## verdicts) with the project's scorer, scripts/conformance.py
 conformance: $(STAMP)
-	$(BIN)/python ../shared/conformance/check.py
+	$(BIN)/python scripts/conformance.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -24,7 +24,7 @@ from draguard.k8s.decode import INVENTORY_KINDS  # noqa: E402
 from draguard.report.render import render  # noqa: E402
 from draguard.review.pipeline import review_documents  # noqa: E402
 
-SAMPLE = ROOT.parent / "shared" / "conformance"
+SAMPLE = ROOT / "tests" / "data" / "conformance"  # the repository's copy of the sample
 RUNS = 7
 TARGET_MS = 1000.0
 

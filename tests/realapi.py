@@ -1,15 +1,18 @@
 """Ground truth from a real kube-apiserver 1.36: what would the API server (and draguard behind it) say?
 
-The project ships no API server of its own; ``../shared/tools/`` holds kube-apiserver 1.36.2 and
-``e2e-kube.py``, a harness that starts it with etcd on free loopback ports, optionally registers
-``draguard serve`` as its webhook, POSTs case files and writes every verdict as JSON. This module
-runs that harness in a subprocess and returns the verdicts as typed records, so tests compare
-draguard with the real thing instead of with what someone remembers Kubernetes to do.
+``scripts/e2e-kube.py`` (the project's own harness) starts kube-apiserver 1.36 with etcd on free
+loopback ports, optionally registers ``draguard serve`` as its webhook, POSTs case files and
+writes every verdict as JSON. This module runs that harness in a subprocess and returns the
+verdicts as typed records, so tests compare draguard with the real thing instead of with what
+someone remembers Kubernetes to do.
 
-Where the harness, the API server binary or etcd is absent, :func:`require` skips the test with a
-reason (``scripts/setup-apiserver.sh`` installs both; ``.ci/run`` calls it). The binary is looked
-up in ``$KUBE_APISERVER``, on ``PATH``, then in ``.cache/kube-apiserver``; etcd in ``$ETCD`` or on
-``PATH``.
+The binaries are not in the repository: ``scripts/setup-apiserver.sh`` (``make apiserver``;
+``.ci/run`` calls it) unpacks them into ``.cache/`` from ``../shared/tools/`` when a copy is beside
+the clone, else downloads the official release where the network allows, and gets etcd from
+Debian. Where they are still absent, :func:`require` skips the test with the reason, and the run's
+closing summary lists it (tests/conftest.py). The API server is looked up in ``$KUBE_APISERVER``,
+on ``PATH``, then in ``.cache/kube-apiserver``; etcd in ``$ETCD``, on ``PATH``, then in
+``.cache/etcd-server/`` (Debian's package unpacked without root).
 
 Each call starts its own etcd and API server (about 3 s) and stops them before returning: no
 state leaks between tests, and a test that needs several objects posts them in one call.
@@ -32,8 +35,9 @@ from typing import Any
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[1]
-SHARED = PROJECT.parent / "shared"
-HARNESS = SHARED / "tools" / "e2e-kube.py"
+HARNESS = PROJECT / "scripts" / "e2e-kube.py"
+CLUSTER_ORACLE = PROJECT / "scripts" / "cluster-oracle.py"
+"""The real control plane (scheduler + controller-manager too) for "would it ever schedule?" tests."""
 
 
 def find_apiserver() -> str | None:
@@ -49,7 +53,11 @@ def find_apiserver() -> str | None:
 
 def find_etcd() -> str | None:
     """The etcd binary to use, or ``None``."""
-    return shutil.which(os.environ.get("ETCD") or "etcd")
+    found = shutil.which(os.environ.get("ETCD") or "etcd")
+    if found:
+        return found
+    unpacked = PROJECT / ".cache" / "etcd-server" / "usr" / "bin" / "etcd"
+    return str(unpacked) if os.access(unpacked, os.X_OK) else None
 
 
 def missing() -> str | None:
@@ -57,9 +65,10 @@ def missing() -> str | None:
     if not HARNESS.is_file():
         return f"no harness at {HARNESS}"
     if find_apiserver() is None:
-        return "no kube-apiserver ($KUBE_APISERVER, PATH or .cache/; run scripts/setup-apiserver.sh)"
+        return ("no kube-apiserver ($KUBE_APISERVER, PATH or .cache/): scripts/setup-apiserver.sh gets it from "
+                "../shared/tools or the Kubernetes release, and neither was there")
     if find_etcd() is None:
-        return "no etcd on PATH (apt-get install etcd-server; run scripts/setup-apiserver.sh)"
+        return "no etcd ($ETCD, PATH or .cache/etcd-server/): scripts/setup-apiserver.sh gets it from Debian"
     return None
 
 
@@ -121,7 +130,7 @@ def run(
 ) -> Run:
     """POST ``cases`` to a fresh real API server and return its verdicts.
 
-    ``webhook`` registers this checkout's ``draguard serve`` (run as ``python -m app`` with the
+    ``webhook`` registers this checkout's ``draguard serve`` (run as ``python -m draguard`` with the
     interpreter running the tests) as validating webhook, ``mutate`` also as mutating webhook;
     ``live`` makes it list+watch the test API server instead of reading ``inventory`` from files.
     ``feature_gates`` is kube-apiserver's ``--feature-gates`` (``""`` for the version's defaults;
@@ -135,7 +144,7 @@ def run(
         if inventory is not None:
             argv += ["--inventory", str(inventory)]
         if webhook:
-            argv += ["--webhook-cmd", f"{sys.executable} -m app"]
+            argv += ["--webhook-cmd", f"{sys.executable} -m draguard"]
             if mutate:
                 argv.append("--mutate")
             if live:
@@ -151,6 +160,7 @@ def run(
         argv += [f"--apiserver-arg={arg}" for arg in apiserver_args]
         env = dict(os.environ)
         env["KUBE_APISERVER"] = find_apiserver() or "kube-apiserver"
+        env["ETCD"] = find_etcd() or "etcd"
         proc = subprocess.run(
             argv, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout, check=False
         )
@@ -221,7 +231,7 @@ class LiveApiServer:
         return dict(answer)
 
 
-ORACLE = SHARED / "tools" / "cluster-oracle.py"
+ORACLE = CLUSTER_ORACLE
 
 
 def find_component(env_var: str, name: str) -> str | None:

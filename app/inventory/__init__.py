@@ -20,8 +20,9 @@ from .kubeconfig import (
     load_kube_config,
     make_client,
 )
+from .nodeselect import match_node_selector
 from .potential import WithPotential, load_potential
-from .records import AttrValue, DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from .records import AttrValue, DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
@@ -42,6 +43,7 @@ __all__ = [
     "KubeConfigError",
     "NoInventory",
     "NodeGroup",
+    "NodeInfo",
     "ObjectKey",
     "PoolKey",
     "PoolRecord",
@@ -57,6 +59,7 @@ __all__ = [
     "load_paths",
     "load_potential",
     "make_client",
+    "match_node_selector",
     "open_inventory",
     "status_message",
     "with_cluster",

@@ -26,14 +26,16 @@ from ..k8s import (
     Node,
     NodeSelector,
     Quantity,
+    QuantityError,
     ResourceSlice,
     Target,
     decode_object,
+    parse_quantity,
 )
 from .celdevice import cel_device_error
 from .nodeselect import match_node_selector
 from .profiles import ProfileIndex
-from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from .records import DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
 
 __all__ = ["POTENTIAL_ANNOTATION", "InventoryBuilder", "build_inventory", "is_potential"]
@@ -54,15 +56,14 @@ _Reach = tuple[str, Any]  # ("node", name) | ("all", None) | ("selector", NodeSe
 
 
 _Decoded = tuple[str, Any] | None
-"""("Node", (name, labels)) | ("DeviceClass", model) | ("ResourceSlice", _Slice) | None (skipped)."""
+"""("Node", (name, NodeInfo)) | ("DeviceClass", model) | ("ResourceSlice", _Slice) | None (skipped)."""
 
 
 def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> _Decoded:
     kind = raw.get("kind")
     try:
         if kind == "Node":
-            node = Node.model_validate(dict(raw))
-            return ("Node", (node.metadata.name, dict(node.metadata.labels))) if node.metadata.name else None
+            return _decode_node(raw, parts)
         if kind not in ("DeviceClass", "ResourceSlice"):
             return None
         model = decode_object(kind, dict(raw), target=target).model
@@ -73,6 +74,30 @@ def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> 
     if isinstance(model, ResourceSlice):
         return ("ResourceSlice", _summarize(model, parts))
     return None
+
+
+def _decode_node(raw: Mapping[str, Any], parts: _SharedParts) -> _Decoded:
+    """(name, interned NodeInfo); a Node whose spec or status does not read keeps its labels
+    (taints unknown are no taints: draguard never rejects for what it cannot read)."""
+    try:
+        node = Node.model_validate(dict(raw))
+    except (ValidationError, ValueError, TypeError):
+        bare = {k: raw[k] for k in ("kind", "apiVersion", "metadata") if k in raw}
+        node = Node.model_validate(bare)
+    name = node.metadata.name
+    if not name:
+        return None
+    plugins: set[str] = set()
+    for res, amount in node.status.allocatable.items():
+        try:
+            positive = parse_quantity(str(amount)).nanos > 0
+        except (QuantityError, ValueError):
+            positive = True  # unreadable: assume a device plugin serves it (DRA then does not apply)
+        if positive:
+            plugins.add(res)
+    taints = tuple(t for t in node.spec.taints if t.effect in ("NoSchedule", "NoExecute"))
+    info = NodeInfo(dict(node.metadata.labels), taints, bool(node.spec.unschedulable), frozenset(plugins))
+    return ("Node", (sys.intern(name), parts.node_info(info)))
 
 
 class _SliceDevice(NamedTuple):
@@ -253,6 +278,7 @@ class _SharedParts:
     def __init__(self) -> None:
         self.bodies: dict[str, _Body] = {}
         self.used: set[str] = set()
+        self.nodes: dict[object, NodeInfo] = {}
 
     def body(self, body_text: str, dev: Device) -> _Body:
         got = self.bodies.get(body_text)
@@ -269,6 +295,16 @@ class _SharedParts:
 
     def keep_only(self, texts: set[str]) -> None:
         self.bodies = {t: b for t, b in self.bodies.items() if t in texts}
+
+    def node_info(self, info: NodeInfo) -> NodeInfo:
+        """One object per distinct node content (labels included, so per node where the
+        hostname label differs; taints and plugins are shared tuples either way)."""
+        key = (tuple(sorted(info.labels.items())), tuple((t.key, t.value, t.effect) for t in info.taints),
+               info.unschedulable, info.device_plugin)
+        got = self.nodes.get(key)
+        if got is None:
+            got = self.nodes[key] = info
+        return got
 
 
 def _prepare(driver: str, dev: Device, parts: _SharedParts) -> _DevicePrep:
@@ -318,7 +354,7 @@ class InventoryBuilder:
         potential_nodes: set[str] = set()
         potential_slices: set[int] = set()
         potential_devices: set[int] = set()
-        classes, slices, nodes = self._decode_all(objects, potential_nodes, potential_slices)
+        classes, slices, nodes, infos = self._decode_all(objects, potential_nodes, potential_slices)
         self._parts.keep_only({d.prep.body_text for sl in slices for d in sl.devices})
         pools_slices = _newest_generations(slices)
         pools = {key: _pool_record(key, members) for key, members in pools_slices.items()}
@@ -349,19 +385,20 @@ class InventoryBuilder:
         groups = _group_nodes(devices, reach, pools, nodes, potential_nodes, potential_devices)
         reachable = tuple(sorted({i for g in groups for i in g.devices}))
         return Inventory(
-            classes=classes, pools=pools, devices=tuple(devices), nodes=nodes, groups=groups,
+            classes=classes, pools=pools, devices=tuple(devices), nodes=nodes, node_info=infos, groups=groups,
             reachable=reachable, profiles=ProfileIndex(devices, _base_ids(devices, pools)),
         )
 
     def _decode_all(
         self, objects: Iterable[Mapping[str, Any]], potential_nodes: set[str], potential_slices: set[int]
-    ) -> tuple[dict[str, DeviceClass], list[_Slice], dict[str, dict[str, str]]]:
+    ) -> tuple[dict[str, DeviceClass], list[_Slice], dict[str, Mapping[str, str]], dict[str, NodeInfo]]:
         """Classes, slices and Node labels; names of potential Nodes go to ``potential_nodes``,
         ids of potential slices to ``potential_slices``.  Each raw object is let go as soon as it
         is decoded (a file source hands them over one file at a time)."""
         classes: dict[str, DeviceClass] = {}
         slices: list[_Slice] = []
-        nodes: dict[str, dict[str, str]] = {}
+        nodes: dict[str, Mapping[str, str]] = {}
+        infos: dict[str, NodeInfo] = {}
         decoded_next: dict[tuple[str, str, str], _Decoded] = {}
         self.decoded_objects = 0
         for raw in objects:
@@ -379,7 +416,8 @@ class InventoryBuilder:
                 continue
             kind, value = decoded
             if kind == "Node":
-                nodes[value[0]] = value[1]
+                nodes[value[0]] = value[1].labels
+                infos[value[0]] = value[1]
                 if is_potential(raw):
                     potential_nodes.add(value[0])
             elif kind == "DeviceClass":
@@ -389,7 +427,10 @@ class InventoryBuilder:
                 if is_potential(raw):
                     potential_slices.add(id(value))
         self._decoded = decoded_next
-        return classes, slices, nodes
+        if len(self._parts.nodes) > 2 * len(infos) + 64:  # forget infos of nodes gone
+            live = {id(i) for i in infos.values()}
+            self._parts.nodes = {k: v for k, v in self._parts.nodes.items() if id(v) in live}
+        return classes, slices, nodes, infos
 
 
 def _base_ids(devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord]) -> list[int]:

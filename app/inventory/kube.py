@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from .build import InventoryBuilder
+from .build import POTENTIAL_ANNOTATION, InventoryBuilder
 from .claims import ClaimReducer
 from .cluster import HeldClaim, ObjectKey
 from .held import with_cluster
@@ -77,9 +77,8 @@ class Resource:
 
     ``metadata_only``: list and watch ``PartialObjectMetadata`` (name, labels, resourceVersion…)
     instead of whole objects, as client-go's metadata informers do, through the ``Accept``
-    header.  Nodes are watched that way: the inventory needs only their labels, and a full Node
-    (status, images, conditions; tens of KiB each) times a large cluster would not fit the
-    webhook's memory limit.
+    header.  No resource needs that today (Nodes are read whole for their taints and allocatable,
+    and trimmed on arrival: :func:`trim_node`); it stays for kinds whose labels are all that matters.
 
     ``held``: the objects are claims (``"claim"``) or templates (``"template"``), kept reduced
     (:mod:`.claims`) — never as raw objects — and keyed ``namespace/name``.  Such streams are
@@ -91,6 +90,8 @@ class Resource:
     path: str  # e.g. /apis/resource.k8s.io/v1/resourceslices
     api_version: str = ""
     metadata_only: bool = False
+    trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """Reduces each object to what the inventory reads as soon as it arrives (bounded memory)."""
     held: str = ""
 
     @property
@@ -113,11 +114,45 @@ class Resource:
         if self.api_version and not obj.get("apiVersion"):  # a real API server's List items carry neither
             obj["apiVersion"] = self.api_version
 
+    def keep(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object as stored: kind restored, then trimmed."""
+        self.restore_kind(obj)
+        return self.trim(obj) if self.trim is not None else obj
+
+
+def trim_node(obj: dict[str, Any]) -> dict[str, Any]:
+    """What scheduling reads of a Node: name, labels, the potential mark, taints, cordon and the
+    allocatable amounts of extended resources (device plugins; native resources are dropped).
+
+    Why whole Nodes are watched and trimmed instead of metadata only: taints, ``unschedulable``
+    and device-plugin allocatable decide which nodes a pod may use; a full Node (images,
+    conditions: tens of KiB) is let go as soon as it is read, so the store holds ~1 KiB per node.
+    """
+    got = obj.get("metadata")
+    meta: dict[str, Any] = got if isinstance(got, dict) else {}
+    kept_meta: dict[str, Any] = {k: meta[k] for k in ("name", "uid", "resourceVersion", "labels") if k in meta}
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and POTENTIAL_ANNOTATION in annotations:
+        kept_meta["annotations"] = {POTENTIAL_ANNOTATION: annotations[POTENTIAL_ANNOTATION]}
+    out: dict[str, Any] = {"kind": obj.get("kind", "Node"), "apiVersion": obj.get("apiVersion", "v1"), "metadata": kept_meta}
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        kept_spec = {k: spec[k] for k in ("taints", "unschedulable") if k in spec}
+        if kept_spec:
+            out["spec"] = kept_spec
+    status = obj.get("status")
+    allocatable = status.get("allocatable") if isinstance(status, dict) else None
+    if isinstance(allocatable, dict):
+        extended = {k: v for k, v in allocatable.items() if isinstance(k, str) and "/" in k and "kubernetes.io/" not in k}
+        if extended:
+            out["status"] = {"allocatable": extended}
+    return out
+
 
 DEVICE_RESOURCES: tuple[Resource, ...] = (
     Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", api_version="resource.k8s.io/v1"),
     Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", api_version="resource.k8s.io/v1"),
-    Resource("Node", "/api/v1/nodes", api_version="v1", metadata_only=True),
+    Resource("Node", "/api/v1/nodes", api_version="v1", trim=trim_node),
 )
 CLAIM_RESOURCES: tuple[Resource, ...] = (
     Resource("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", held="claim"),
@@ -323,7 +358,7 @@ class KubeInventory:
         """Store a listed or watched object: raw, or reduced for claims and templates."""
         held = stream.resource.held
         if not held:
-            stream.objects[key] = obj
+            stream.objects[key] = stream.resource.keep(obj)
             return
         reduced: Any = self._reducer.claim(obj) if held == "claim" else self._reducer.template(obj)
         if reduced is None:
@@ -426,7 +461,7 @@ class KubeInventory:
                         if reduced is not None:
                             objects[key] = reduced
                     else:
-                        objects[key] = item
+                        objects[key] = stream.resource.keep(item)
             meta = body.get("metadata") or {}
             rv = str(meta.get("resourceVersion") or "") or None
             cont = meta.get("continue") or None

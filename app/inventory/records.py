@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..k8s import DeviceCapacity, DeviceTaint, Quantity
+from ..k8s import DeviceCapacity, DeviceTaint, Quantity, Taint
 from .celdevice import build_cel_device
 
-__all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "PoolKey", "PoolRecord"]
+__all__ = ["AttrValue", "DeviceRecord", "NodeGroup", "NodeInfo", "PoolKey", "PoolRecord"]
 
 PoolKey = tuple[str, str]
 """(driver, pool name)."""
@@ -140,3 +140,20 @@ class NodeGroup:
             return self.nodes[0]
         return f"{self.nodes[0]} (+{len(self.nodes) - 1} alike)"
 
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """What the scheduler's node filters read of one Node, shared by every node alike.
+
+    Why interned: a thousand nodes of one node pool carry the same labels apart from their
+    hostname, the same taints and the same device plugins; equal infos are one object, so a
+    pod's filters are decided once per distinct info, not once per node (see
+    :mod:`app.satisfy.placement`)."""
+
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    device_plugin: frozenset[str] = frozenset()
+    """Extended resources with allocatable > 0 on the node: served by a device plugin there, so
+    DRA does not back them on this node (scheduler NodeResourcesFit/DRA split)."""

@@ -13,7 +13,7 @@ from ..k8s import DeviceClass
 from .cache import BoundedCache
 from .cluster import EMPTY_CLUSTER, ClusterState
 from .profiles import ProfileIndex
-from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
+from .records import DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 
 __all__ = ["Inventory"]
 
@@ -26,6 +26,10 @@ class Inventory:
     pools: Mapping[PoolKey, PoolRecord] = field(default_factory=dict)
     devices: tuple[DeviceRecord, ...] = ()
     nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Node name → labels."""
+    node_info: Mapping[str, NodeInfo] = field(default_factory=dict)
+    """Node name → what the pod's node filters read (labels, taints, cordon, device plugins);
+    alike nodes share one object."""
     groups: tuple[NodeGroup, ...] = ()
     reachable: tuple[int, ...] = ()
     """Indices of the devices at least one node (group) can reach, in allocator order."""

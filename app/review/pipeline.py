@@ -69,8 +69,11 @@ NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
 
 
-DEFAULT_DENY: frozenset[str] = frozenset({Reason.UNSATISFIABLE})
-"""What denies at the webhook unless the operator says otherwise (``--deny``)."""
+DEFAULT_DENY: frozenset[str] = frozenset({Reason.UNSATISFIABLE, Reason.SELECTOR_RUNTIME_ERROR})
+"""What denies at the webhook unless the operator says otherwise (``--deny``).  A proven
+``SelectorRuntimeError`` (error severity: the device the selector fails on is in a complete pool
+the class reaches, and no order of the search avoids it) blocks every scheduling attempt of the
+pod — as final as ``Unsatisfiable``."""
 
 _DENIABLE = frozenset({Reason.UNSATISFIABLE, Reason.SELECTOR_RUNTIME_ERROR})
 

@@ -20,6 +20,8 @@ from .pod import (
     PodVerdict,
     ReplicaCount,
 )
+from .podcheck import check_pod
+from .replicas import count_replicas
 
 __all__ = [
     "SEARCH_DEADLINE",
@@ -34,6 +36,8 @@ __all__ = [
     "ReplicaCount",
     "capacity_in_use",
     "check_claim_spec",
+    "check_pod",
+    "count_replicas",
     "held_figures",
     "holders_phrase",
     "policy_defaults",

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from ..k8s import Note, Path, Reason, ResourceClaimSpec, Severity
 from .candidates import Candidates, Status, candidates_for, content_key
-from .constraints import build_constraints, lookup_attribute
+from .constraints import ConstraintState, build_constraints, in_scope, lookup_attribute
 from .doubts import find_doubts
 from .explain import explain_alternative, explain_combination
 from .notes import capacity_notes
-from .plan import Alternative, RequestPlan, plan_claim
-from .search import Outcome, search_group
+from .plan import RequestPlan, plan_claim
+from .search import NOTHING_HELD, Held, Outcome, search_group
 
 __all__ = ["SEARCH_DEADLINE", "SEARCH_UNDECIDED", "check_claim_spec"]
 
@@ -39,10 +39,12 @@ _MAX_POOL_ORDERS = 24
 
 
 class _Claim:
-    """Everything derived from the claim once: plans, candidates, constraint facts, keys."""
+    """Everything derived once from the claims of one search (one claim, or all of a pod's):
+    plans, candidates, constraint facts, keys."""
 
-    def __init__(self, spec: ResourceClaimSpec, plans: list[RequestPlan], inventory: Inventory) -> None:
-        self.spec = spec
+    def __init__(self, spec: ResourceClaimSpec | Sequence[ResourceClaimSpec], plans: list[RequestPlan], inventory: Inventory) -> None:
+        self.specs = [spec] if isinstance(spec, ResourceClaimSpec) else list(spec)
+        self.spec = self.specs[0]
         self.plans = plans
         self.inventory = inventory
         self.cands: dict[int, Candidates] = {alt.key: candidates_for(alt, inventory) for p in plans for alt in p.alternatives}
@@ -50,9 +52,9 @@ class _Claim:
         for c in self.cands.values():
             unique.setdefault(id(c), c)
         self.unique = list(unique.values())
-        self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for c in spec.devices.constraints)
-        self.distinct = [c for c in spec.devices.constraints if c.distinct_attribute]
-        self.exact_distinct = all(self._set_semantics(c.requests) for c in self.distinct)
+        self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for s in self.specs for c in s.devices.constraints)
+        self.distinct = [(i, c) for i, s in enumerate(self.specs) for c in s.devices.constraints if c.distinct_attribute]
+        self.exact_distinct = all(self._set_semantics(i, c.requests) for i, c in self.distinct)
         reads: set[tuple[str, str]] | None = set()
         for c in self.unique:
             if c.reads is None or reads is None:
@@ -68,13 +70,15 @@ class _Claim:
         self._interned: dict[object, int] = {}
         self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
 
-    def in_scope(self, scope: Sequence[str], alt: Alternative) -> bool:
-        return not scope or alt.request in scope or (alt.sub is not None and f"{alt.request}/{alt.sub}" in scope)
+    def constraints(self) -> list[ConstraintState]:
+        """Fresh constraint states of every claim (each tagged with its claim)."""
+        return [c for i, s in enumerate(self.specs) for c in build_constraints(s.devices.constraints, i)]
 
-    def _set_semantics(self, scope: Sequence[str]) -> bool:
+    def _set_semantics(self, claim: int, scope: Sequence[str]) -> bool:
         """1.36's per-request distinct state equals "all different" when each request picks one device."""
         return all(
-            not alt.all_mode and alt.count == 1 for p in self.plans for alt in p.alternatives if self.in_scope(scope, alt)
+            not alt.all_mode and alt.count == 1
+            for p in self.plans if p.claim == claim for alt in p.alternatives if in_scope(scope, alt)
         )
 
     def dev_key(self, dev: DeviceRecord) -> int:
@@ -152,21 +156,26 @@ def _class_notes(plans: Sequence[RequestPlan], inventory: Inventory, strict: boo
     return notes
 
 
-def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> bool:
-    """Cheap necessary conditions: enough matching devices per request, enough distinct values."""
+def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> str | None:
+    """Cheap necessary conditions: enough matching devices per request, enough distinct values.
+    The answer says which failed (it becomes the explanation when every node fails this way)."""
     for plan in claim.plans:
         possible = False
+        best = 0
         for alt in plan.alternatives:
             cand = claim.cands[alt.key]
             n = sum(1 for d in devices if cand.entry(d).status is Status.OK)
+            best = max(best, n)
             if (alt.all_mode and n > 0) or (not alt.all_mode and n >= alt.count):
                 possible = True
                 break
         if not possible:
-            return True
+            need = min((1 if a.all_mode else a.count) for a in plan.alternatives) if plan.alternatives else 1
+            return (f'request "{plan.name}": this node has {best} usable device{"s" if best != 1 else ""} for it, '
+                    f"it needs {need}; no node has enough devices for every request at once")
     if claim.exact_distinct:
-        for c in claim.distinct:
-            scoped = [p for p in claim.plans if all(claim.in_scope(c.requests, a) for a in p.alternatives)]
+        for ci, c in claim.distinct:
+            scoped = [p for p in claim.plans if p.claim == ci and all(in_scope(c.requests, a) for a in p.alternatives)]
             values = {
                 lookup_attribute(d, c.distinct_attribute or "")
                 for p in scoped
@@ -176,8 +185,9 @@ def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> bool:
             }
             values.discard(None)
             if len(values) < len(scoped):
-                return True
-    return False
+                return (f"distinctAttribute {c.distinct_attribute} needs {len(scoped)} different values; "
+                        f"this node's usable devices have {len(values)}")
+    return None
 
 
 def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[DeviceRecord]], bool]:
@@ -196,23 +206,25 @@ def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[Dev
     return orders, True
 
 
-def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None) -> tuple[Outcome, bool]:
+def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
     """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
     inventory = claim.inventory
     devices = [inventory.devices[i] for i in group.devices]
     has_error = any(c.entry(d).status is Status.ERROR for c in claim.unique for d in devices)
-    if not has_error and _quick_unsat(claim, devices):
-        return Outcome("unsat", depth=0), True
+    quick = None if has_error else _quick_unsat(claim, devices)
+    if quick is not None:
+        return Outcome("unsat", detail=quick, depth=0), True
     faithful = has_error or not claim.exact_distinct
-    constraints = claim.spec.devices.constraints
     if not faithful:
         keys = {d.index: claim.dev_key(d) for d in devices}
-        out = search_group(inventory, claim.plans, claim.cands, devices, build_constraints(constraints), deadline=deadline, prune=True, keys=keys)
+        out = search_group(inventory, claim.plans, claim.cands, devices, claim.constraints(), deadline=deadline, prune=True,
+                           keys=keys, held=held)
         return out, True
     orders, complete = _pool_orders(devices, _MAX_POOL_ORDERS)
     outcomes: list[Outcome] = []
     for order in orders:
-        out = search_group(inventory, claim.plans, claim.cands, order, build_constraints(constraints), deadline=deadline, prune=False)
+        out = search_group(inventory, claim.plans, claim.cands, order, claim.constraints(), deadline=deadline, prune=False,
+                           held=held)
         if out.kind in ("ok", "deadline"):
             return out, True
         outcomes.append(out)
@@ -222,6 +234,17 @@ def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None) -> tuple
     if not complete:
         return Outcome("deadline", detail="too many pool orders to try"), True
     return outcomes[0], True
+
+
+FEASIBLE_NODES_TO_FIND = 100
+"""kube-scheduler filters every node only in clusters smaller than this (``minFeasibleNodesToFind``);
+in larger ones it may stop once enough nodes passed, before it reaches the node that errors."""
+
+
+def error_blocks(found_ok: bool, inventory: Inventory) -> bool:
+    """Whether a selector error reached in every device order is a proof that scheduling aborts:
+    always when no node fits; when some node fits, only if the scheduler filters every node."""
+    return not found_ok or inventory.node_count < FEASIBLE_NODES_TO_FIND
 
 
 def _error_note(out: Outcome, severity: Severity) -> Note:
@@ -307,7 +330,7 @@ def _check(
     errors = [(o, c) for _, o, c in results if o.kind == "error" and o.entry is not None]
     if errors:
         first_error, certain = errors[0]
-        out.append(_error_note(first_error, Severity.ERROR if certain else Severity.WARNING))
+        out.append(_error_note(first_error, Severity.ERROR if certain and error_blocks(found_ok, inventory) else Severity.WARNING))
     if found_ok:
         ok_group = next(g for g, o, _ in results if o.kind == "ok")
         if ok_group.potential:

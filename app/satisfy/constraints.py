@@ -8,12 +8,22 @@ never reject what the scheduler would allocate, so the search replays the same s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ..inventory import AttrValue, DeviceRecord
 from ..k8s import DeviceConstraint
+from .plan import Alternative
 
-__all__ = ["ConstraintState", "DistinctState", "MatchState", "build_constraints", "lookup_attribute"]
+__all__ = ["ConstraintState", "DistinctState", "MatchState", "build_constraints", "in_scope", "lookup_attribute"]
+
+
+def in_scope(scope: Collection[str], alt: Alternative) -> bool:
+    """Whether a constraint (or config) listing ``scope`` covers ``alt``: an empty list covers
+    every request; ``req`` covers the request and all its subrequests; ``req/sub`` one subrequest.
+    The one implementation: the search, the quick bounds and the explanations all ask here."""
+    if not scope or alt.request in scope:
+        return True
+    return alt.sub is not None and f"{alt.request}/{alt.sub}" in scope
 
 
 def lookup_attribute(dev: DeviceRecord, name: str) -> AttrValue | None:
@@ -24,29 +34,27 @@ def lookup_attribute(dev: DeviceRecord, name: str) -> AttrValue | None:
 class ConstraintState:
     """Common scope handling: an empty ``requests`` list covers every request."""
 
-    def __init__(self, constraint: DeviceConstraint, attribute: str) -> None:
+    def __init__(self, constraint: DeviceConstraint, attribute: str, claim: int = 0) -> None:
         self.requests = frozenset(constraint.requests)
         self.attribute = attribute
+        self.claim = claim
+        """Constraints are per claim: nothing relates devices of different claims of a pod."""
 
-    def in_scope(self, request: str, sub: str | None) -> bool:
-        if not self.requests:
-            return True
-        if request in self.requests:
-            return True
-        return sub is not None and f"{request}/{sub}" in self.requests
+    def covers(self, alt: Alternative) -> bool:
+        return alt.claim == self.claim and in_scope(self.requests, alt)
 
-    def add(self, request: str, sub: str | None, dev: DeviceRecord) -> bool:
-        """Whether ``dev`` may be picked for ``request`` (and record it); out of scope: always."""
-        if not self.in_scope(request, sub):
+    def add(self, alt: Alternative, dev: DeviceRecord) -> bool:
+        """Whether ``dev`` may be picked for ``alt`` (and record it); out of scope: always."""
+        if not self.covers(alt):
             return True
         got = lookup_attribute(dev, self.attribute)
-        return got is not None and self._admit(request, got)
+        return got is not None and self._admit(alt.request, got)
 
     def _admit(self, request: str, value: AttrValue) -> bool:
         """Record a device with attribute ``value`` picked for ``request``, if the constraint allows it."""
         raise NotImplementedError
 
-    def remove(self, request: str, sub: str | None, dev: DeviceRecord) -> None:
+    def remove(self, alt: Alternative, dev: DeviceRecord) -> None:
         raise NotImplementedError
 
     def state_key(self) -> object:
@@ -55,8 +63,8 @@ class ConstraintState:
 
 
 class MatchState(ConstraintState):
-    def __init__(self, constraint: DeviceConstraint, attribute: str) -> None:
-        super().__init__(constraint, attribute)
+    def __init__(self, constraint: DeviceConstraint, attribute: str, claim: int = 0) -> None:
+        super().__init__(constraint, attribute, claim)
         self.value: AttrValue | None = None
         self.count = 0
 
@@ -68,8 +76,8 @@ class MatchState(ConstraintState):
         self.count += 1
         return True
 
-    def remove(self, request: str, sub: str | None, dev: DeviceRecord) -> None:
-        if not self.in_scope(request, sub):
+    def remove(self, alt: Alternative, dev: DeviceRecord) -> None:
+        if not self.covers(alt):
             return
         self.count -= 1
         if self.count == 0:
@@ -80,8 +88,8 @@ class MatchState(ConstraintState):
 
 
 class DistinctState(ConstraintState):
-    def __init__(self, constraint: DeviceConstraint, attribute: str) -> None:
-        super().__init__(constraint, attribute)
+    def __init__(self, constraint: DeviceConstraint, attribute: str, claim: int = 0) -> None:
+        super().__init__(constraint, attribute, claim)
         self.values: dict[str, AttrValue] = {}
         self.count = 0
 
@@ -92,21 +100,21 @@ class DistinctState(ConstraintState):
         self.count += 1
         return True
 
-    def remove(self, request: str, sub: str | None, dev: DeviceRecord) -> None:
-        if not self.in_scope(request, sub):
+    def remove(self, alt: Alternative, dev: DeviceRecord) -> None:
+        if not self.covers(alt):
             return
-        self.values.pop(request, None)
+        self.values.pop(alt.request, None)
         self.count -= 1
 
     def state_key(self) -> object:
         return (self.count, tuple(sorted(self.values.items(), key=lambda kv: kv[0])))
 
 
-def build_constraints(constraints: Sequence[DeviceConstraint]) -> list[ConstraintState]:
+def build_constraints(constraints: Sequence[DeviceConstraint], claim: int = 0) -> list[ConstraintState]:
     out: list[ConstraintState] = []
     for c in constraints:
         if c.match_attribute:
-            out.append(MatchState(c, c.match_attribute))
+            out.append(MatchState(c, c.match_attribute, claim))
         elif c.distinct_attribute:
-            out.append(DistinctState(c, c.distinct_attribute))
+            out.append(DistinctState(c, c.distinct_attribute, claim))
     return out

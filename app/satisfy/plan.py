@@ -29,7 +29,9 @@ class Alternative:
     tolerations: tuple[DeviceToleration, ...]
     capacity: Mapping[str, Quantity] = field(default_factory=dict)
     key: int = 0
-    """Position among all alternatives of the claim (a cache key)."""
+    """Position among all alternatives of the search (claims in order; a cache key)."""
+    claim: int = 0
+    """Which claim of the pod the alternative belongs to (0 for a lone claim)."""
 
     @property
     def display(self) -> str:
@@ -45,13 +47,14 @@ class RequestPlan:
     name: str
     path: Path
     alternatives: tuple[Alternative, ...]
+    claim: int = 0
 
 
 def _selectors(items: list[DeviceSelector]) -> tuple[str | None, ...]:
     return tuple(s.cel.expression if s.cel is not None else None for s in items)
 
 
-def _alternative(name: str, sub: str | None, path: Path, req: ExactDeviceRequest | object, key: int) -> Alternative:
+def _alternative(name: str, sub: str | None, path: Path, req: ExactDeviceRequest | object, key: int, claim: int) -> Alternative:
     class_name: str = getattr(req, "device_class_name", "")
     mode: str = getattr(req, "allocation_mode", "") or "ExactCount"
     count: int = getattr(req, "count", 0) or 1
@@ -68,20 +71,23 @@ def _alternative(name: str, sub: str | None, path: Path, req: ExactDeviceRequest
         tolerations=tuple(getattr(req, "tolerations", [])),
         capacity=dict(capacity.requests) if capacity is not None else {},
         key=key,
+        claim=claim,
     )
 
 
-def plan_claim(spec: ResourceClaimSpec, base: Path) -> list[RequestPlan]:
+def plan_claim(spec: ResourceClaimSpec, base: Path, *, claim: int = 0, key_start: int = 0) -> list[RequestPlan]:
+    """The claim's requests in order; ``claim`` tags them (the pod's claim index) and keys start at
+    ``key_start``, so the plans of several claims can be searched together."""
     plans: list[RequestPlan] = []
-    key = 0
+    key = key_start
     for i, req in enumerate(spec.devices.requests):
         rpath = base.child("devices").child("requests").index(i)
         alts: list[Alternative] = []
         if req.exactly is not None:
-            alts.append(_alternative(req.name, None, rpath.child("exactly"), req.exactly, key))
+            alts.append(_alternative(req.name, None, rpath.child("exactly"), req.exactly, key, claim))
             key += 1
         for j, sub in enumerate(req.first_available):
-            alts.append(_alternative(req.name, sub.name, rpath.child("firstAvailable").index(j), sub, key))
+            alts.append(_alternative(req.name, sub.name, rpath.child("firstAvailable").index(j), sub, key, claim))
             key += 1
-        plans.append(RequestPlan(req.name, rpath, tuple(alts)))
+        plans.append(RequestPlan(req.name, rpath, tuple(alts), claim))
     return plans

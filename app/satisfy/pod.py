@@ -90,6 +90,9 @@ class ClassVerdict:
     nodes: tuple[str, ...]
     ok: bool | None
     reason: str = ""
+    eligible: bool = True
+    """False when the pod's own node filters (nodeName, nodeSelector, affinity, taints) exclude
+    every node of the class: a DaemonSet controller makes no pod there."""
 
 
 @dataclass(frozen=True, slots=True)

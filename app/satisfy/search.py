@@ -27,7 +27,7 @@ from .candidates import Candidates, Entry, Status
 from .constraints import ConstraintState
 from .plan import Alternative, RequestPlan
 
-__all__ = ["MAX_DEVICES", "Outcome", "SearchAbort", "search_group"]
+__all__ = ["MAX_DEVICES", "NOTHING_HELD", "Held", "Outcome", "SearchAbort", "search_group"]
 
 MAX_DEVICES = 32
 _MEMO_LIMIT = 200_000  # failed states remembered per search; bounds memory, not correctness
@@ -55,12 +55,38 @@ class Outcome:
     """How many requests the best attempt placed (for explanations)."""
     stalled: str = ""
     """The request at which the best attempt stalled."""
-    picks: list[tuple[str, DeviceRecord]] = field(default_factory=list)
+    picks: list[tuple[Alternative, Entry]] = field(default_factory=list)
+    """For ``ok``: the first solution, pick by pick (replica counting holds these devices)."""
     alt: Alternative | None = None
     """For ``error``: the request alternative whose selectors failed."""
+    claim: int = 0
+    """For ``fatal``: the claim (of the pod) it is about."""
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """Devices held before the search starts: by other claims ("now"), or by the pod's own
+    allocated claims.  Indices are into ``Inventory.devices``; counters are keyed
+    (pool, counter set, counter) as the search keeps them."""
+
+    used: frozenset[int] = frozenset()
+    consumed: Mapping[int, Mapping[str, Quantity]] = field(default_factory=dict)
+    counters: Mapping[tuple[PoolKey, str, str], Quantity] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.used or self.consumed or self.counters)
+
+
+NOTHING_HELD = Held()
 
 
 class _Search:
+    """One depth-first search over claims → requests → devices on one node class (upstream's
+    ``Allocate(node, claims)``): dedicated devices are used once across every claim of the call,
+    shared capacity and pool counters add up across claims, constraints and the 32-device limit
+    hold per claim; the first complete solution wins."""
+
     def __init__(
         self,
         inventory: Inventory,
@@ -71,6 +97,7 @@ class _Search:
         deadline: float | None,
         prune: bool,
         keys: Mapping[int, object] | None,
+        held: Held = NOTHING_HELD,
     ) -> None:
         self.keys = keys or {}
         self.inventory = inventory
@@ -80,15 +107,19 @@ class _Search:
         self.constraints = constraints
         self.deadline = deadline
         self.prune = prune
-        self.used: set[int] = set()  # dedicated picks of this claim
-        self.picked: dict[int, int] = {}  # device index -> number of picks in this claim
-        self.consumed: dict[int, dict[str, Quantity]] = {}
-        self.counters: dict[tuple[PoolKey, str, str], Quantity] = {}
-        self.results = 0
+        self.used: set[int] = set(held.used)  # dedicated: held before, or picked in this call
+        self.picked: dict[int, int] = {}  # device index -> number of picks in this call
+        self.claim_picked: dict[tuple[int, int], int] = {}  # (claim, device index) -> picks for that claim
+        self.consumed: dict[int, dict[str, Quantity]] = {i: dict(c) for i, c in held.consumed.items()}
+        self.shared_before = frozenset(held.consumed)
+        """Shareable devices with consumption before the call: their counters are charged already."""
+        self.counters: dict[tuple[PoolKey, str, str], Quantity] = dict(held.counters)
+        self.claims = sorted({p.claim for p in plans})
+        self.results: dict[int, int] = dict.fromkeys(self.claims, 0)
         self.steps = 0
         self.depth = 0
         self.stalled = ""
-        self.picks: list[tuple[str, DeviceRecord]] = []
+        self.picks: list[tuple[Alternative, Entry]] = []
         self._lists: dict[int, list[Entry]] = {}
         self._signatures: dict[int, object] = {}
         self.failed: set[object] = set()
@@ -99,12 +130,26 @@ class _Search:
 
     # ------------------------------------------------------------------ helpers
     def _min_remaining(self) -> list[int]:
-        """Lower bound of devices still to place from request i on (the 32-device rule)."""
+        """Lower bound of devices still to place from request i to the end of its claim (the
+        32-device rule is per claim, not per pod)."""
         need = [0] * (len(self.plans) + 1)
         for i in range(len(self.plans) - 1, -1, -1):
             lows = [0 if a.all_mode else a.count for a in self.plans[i].alternatives] or [0]
-            need[i] = need[i + 1] + min(lows)
+            same = i + 1 < len(self.plans) and self.plans[i + 1].claim == self.plans[i].claim
+            need[i] = (need[i + 1] if same else 0) + min(lows)
         return need
+
+    def _rest(self, ri: int) -> int:
+        """Least devices the requests after ``ri`` of the same claim still need."""
+        nxt = ri + 1
+        return self.min_remaining[nxt] if nxt < len(self.plans) and self.plans[nxt].claim == self.plans[ri].claim else 0
+
+    def claim_minimum(self) -> tuple[int, int]:
+        """(claim, least devices) of the claim with the largest minimum (fatal above 32)."""
+        starts = [i for i, p in enumerate(self.plans) if i == 0 or self.plans[i - 1].claim != p.claim]
+        if not starts:
+            return (0, 0)
+        return max(((self.plans[i].claim, self.min_remaining[i]) for i in starts), key=lambda cm: cm[1])
 
     def entries(self, alt: Alternative) -> list[Entry]:
         got = self._lists.get(alt.key)
@@ -123,7 +168,7 @@ class _Search:
 
     # ------------------------------------------------------------------ device placement
     def _counters_ok(self, dev: DeviceRecord) -> bool:
-        if not dev.counters or (dev.multi and self.picked.get(dev.index)):
+        if not dev.counters or (dev.multi and (self.picked.get(dev.index) or dev.index in self.shared_before)):
             return True
         pool = self.inventory.pools[dev.pool_key]
         for (cset, cname), amount in dev.counters.items():
@@ -143,12 +188,13 @@ class _Search:
             return None
         added: list[ConstraintState] = []
         for c in self.constraints:
-            if not c.add(alt.request, alt.sub, dev):
+            if not c.add(alt, dev):
                 for a in reversed(added):
-                    a.remove(alt.request, alt.sub, dev)
+                    a.remove(alt, dev)
                 return None
             added.append(c)
-        charge_counters = bool(dev.counters) and not (dev.multi and self.picked.get(dev.index))
+        charge_counters = bool(dev.counters) and not (
+            dev.multi and (self.picked.get(dev.index) or dev.index in self.shared_before))
         if charge_counters:
             for (cset, cname), amount in dev.counters.items():
                 key = (dev.pool_key, cset, cname)
@@ -163,14 +209,21 @@ class _Search:
         elif not alt.admin:
             self.used.add(dev.index)
         self.picked[dev.index] = self.picked.get(dev.index, 0) + 1
-        self.results += 1
-        self.picks.append((alt.display, dev))
+        ck = (alt.claim, dev.index)
+        self.claim_picked[ck] = self.claim_picked.get(ck, 0) + 1
+        self.results[alt.claim] += 1
+        self.picks.append((alt, entry))
         return _Undo(added, charge_counters)
 
     def _unplace(self, alt: Alternative, entry: Entry, undo: _Undo) -> None:
         dev = entry.dev
         self.picks.pop()
-        self.results -= 1
+        self.results[alt.claim] -= 1
+        ck = (alt.claim, dev.index)
+        if self.claim_picked[ck] > 1:
+            self.claim_picked[ck] -= 1
+        else:
+            del self.claim_picked[ck]
         n = self.picked[dev.index] - 1
         if n:
             self.picked[dev.index] = n
@@ -181,7 +234,7 @@ class _Search:
             acc = self.consumed[dev.index]
             for name, amount in entry.fit.consumed.items():
                 acc[name] = acc[name].sub(amount)
-            if not n:
+            if not n and dev.index not in self.shared_before:
                 del self.consumed[dev.index]
         elif not alt.admin:
             self.used.discard(dev.index)
@@ -190,13 +243,13 @@ class _Search:
                 key = (dev.pool_key, cset, cname)
                 self.counters[key] = self.counters[key].sub(amount)
         for c in reversed(undo.constraints):
-            c.remove(alt.request, alt.sub, dev)
+            c.remove(alt, dev)
 
     def _available(self, alt: Alternative, entry: Entry) -> bool:
         """In-use check, then selectors (error aborts), then the capacity check."""
         dev = entry.dev
         if alt.admin:
-            if dev.index in self.picked:
+            if (alt.claim, dev.index) in self.claim_picked:
                 return False
         elif dev.index in self.used:
             return False
@@ -307,7 +360,7 @@ class _Search:
                 continue
             dev = entry.dev
             if alt.admin:
-                slots += 0 if dev.index in self.picked else 1
+                slots += 0 if (alt.claim, dev.index) in self.claim_picked else 1
             elif not dev.multi:
                 slots += 0 if dev.index in self.used else 1
             else:
@@ -333,7 +386,8 @@ class _Search:
         return shares
 
     # ------------------------------------------------------------------ recursion
-    def request(self, ri: int) -> bool:
+    def place_from(self, ri: int) -> bool:
+        """Place requests ``ri..`` (all claims of the call, in order); True once all are placed."""
         if ri == len(self.plans):
             return True
         if ri > self.depth or not self.stalled:
@@ -366,13 +420,13 @@ class _Search:
         consumed = tuple(sorted((i, _state_key(c)) for i, c in self.consumed.items()))
         counters = tuple(sorted((k, v.nanos) for k, v in self.counters.items()))
         constraints = tuple(c.state_key() for c in self.constraints)
-        return (ri, self.results, consumed, frozenset(self.used), tuple(sorted(self.picked.items())), counters,
-                constraints)
+        return (ri, tuple(self.results.values()), consumed, frozenset(self.used), tuple(sorted(self.picked.items())),
+                counters, constraints)
 
     def _slot(self, ri: int, alt: Alternative, k: int, start: int) -> bool:
         if k == alt.count:
-            return self.request(ri + 1)
-        if self.results + (alt.count - k) + self.min_remaining[ri + 1] > MAX_DEVICES:
+            return self.place_from(ri + 1)
+        if self.results[alt.claim] + (alt.count - k) + self._rest(ri) > MAX_DEVICES:
             return False
         self._tick()
         entries = self.entries(alt)
@@ -412,13 +466,13 @@ class _Search:
                 members.append(entry)
         if not members:
             return False
-        if self.results + len(members) + self.min_remaining[ri + 1] > MAX_DEVICES:
+        if self.results[alt.claim] + len(members) + self._rest(ri) > MAX_DEVICES:
             return False
         placed: list[tuple[Entry, _Undo]] = []
         ok = True
         for entry in members:
             dev = entry.dev
-            if (not alt.admin and dev.index in self.used) or (alt.admin and dev.index in self.picked):
+            if (not alt.admin and dev.index in self.used) or (alt.admin and (alt.claim, dev.index) in self.claim_picked):
                 ok = False
                 break
             if dev.multi:
@@ -431,7 +485,7 @@ class _Search:
                 ok = False
                 break
             placed.append((entry, added))
-        if ok and self.request(ri + 1):
+        if ok and self.place_from(ri + 1):
             return True
         for entry, added in reversed(placed):
             self._unplace(alt, entry, added)
@@ -469,17 +523,20 @@ def search_group(
     deadline: float | None,
     prune: bool,
     keys: Mapping[int, object] | None = None,
+    held: Held = NOTHING_HELD,
 ) -> Outcome:
     """Run the search on one ordered device list; never raises.
 
     With ``prune``, devices whose ``keys`` (how they behave for this claim) and current state
     are equal to one already tried for the same slot are skipped: they lead to the same answer.
     """
-    search = _Search(inventory, plans, cands, devices, constraints, deadline, prune, keys)
-    if search.min_remaining[0] > MAX_DEVICES:
-        return Outcome("fatal", detail=f"the claim needs at least {search.min_remaining[0]} devices; at most {MAX_DEVICES} are allowed")
+    search = _Search(inventory, plans, cands, devices, constraints, deadline, prune, keys, held)
+    claim, least = search.claim_minimum()
+    if least > MAX_DEVICES:
+        return Outcome("fatal", detail=f"the claim needs at least {least} devices; at most {MAX_DEVICES} are allowed",
+                       claim=claim)
     try:
-        ok = search.request(0)
+        ok = search.place_from(0)
     except SearchAbort as abort:
         return Outcome(abort.kind, abort.entry, abort.detail, search.depth, search.stalled, alt=abort.alt)
     except RecursionError:

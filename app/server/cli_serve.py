@@ -190,8 +190,8 @@ def deny_reasons(deny: str | None, unsatisfiable: str | None) -> frozenset[str]:
         reasons = parse_deny(deny) if deny is not None else DEFAULT_DENY
     except DenyPolicyError as exc:
         raise UsageError(f"--deny: {exc}") from exc
-    if unsatisfiable == "warn":
-        reasons = reasons - {Reason.UNSATISFIABLE}
+    if unsatisfiable == "warn":  # the older flag meant "never deny for the search": both of its proofs
+        reasons = reasons - {Reason.UNSATISFIABLE, Reason.SELECTOR_RUNTIME_ERROR}
     elif unsatisfiable == "deny":
         reasons = reasons | {Reason.UNSATISFIABLE}
     return reasons

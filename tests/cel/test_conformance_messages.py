@@ -19,7 +19,7 @@ import pytest
 import yaml
 from draguard.cel import CompiledSelector, CompileFailure, compile_selector, make_device
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "conformance"  # the repository's copy of the sample
 EXPECTED = CORPUS / "expected" / "cases" / "validation" / "cel.jsonl"
 FAILURE_KIND = {"FieldValueInvalid": "invalid", "FieldValueForbidden": "cost", "FieldValueTooLong": "too_long"}
 RUNTIME = "CEL runtime error: "

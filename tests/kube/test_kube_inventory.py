@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from draguard.certs import generate_bundle, generate_leaf, write_bundle
+from draguard.inventory import build_inventory
 from draguard.inventory.kube import DEVICE_RESOURCES, KubeInventory
 from draguard.inventory.kubeconfig import KubeConfigError, load_in_cluster, load_kube_config
 from draguard.server.runner import BackgroundServer
@@ -283,27 +284,30 @@ def test_unusable_client_certificate_is_reported_not_retried(tmp_path: Path, loo
     assert "cannot watch" in (inv.problem() or "") and inv.restarts == 0
 
 
-def test_nodes_are_listed_and_watched_metadata_only(
+def test_nodes_are_trimmed_to_what_scheduling_reads(
     cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread
 ) -> None:
     fat = node("node-1")
-    fat["status"] = {"images": [{"names": [f"registry/image-{i}"], "sizeBytes": i} for i in range(100)]}
+    fat["spec"] = {"taints": [{"key": "gpu", "effect": "NoSchedule"}], "podCIDR": "10.0.0.0/24"}
+    fat["status"] = {"images": [{"names": [f"registry/image-{i}"], "sizeBytes": i} for i in range(100)],
+                     "allocatable": {"cpu": "8", "nvidia.com/gpu": "2", "hugepages-1Gi": "0"}}
     cluster.put("nodes", fat)
     cluster.put("deviceclasses", device_class("gpu"))
     inv = make_inventory(kubeconfig)
     loop_thread.submit(inv.run())
     wait_for(lambda: inv.synced, what="sync")
-    cluster.put("nodes", {**node("node-2"), "status": {"capacity": {"cpu": "64"}}})  # arrives by watch
+    cluster.put("nodes", {**node("node-2"), "spec": {"unschedulable": True}, "status": {"capacity": {"cpu": "64"}}})
     wait_for(lambda: len([o for o in inv.objects() if o["kind"] == "Node"]) == 2, what="watched node")
     nodes = {o["metadata"]["name"]: o for o in inv.objects() if o["kind"] == "Node"}
-    for obj in nodes.values():  # kind restored, labels kept, nothing but metadata held
-        assert obj["apiVersion"] == "v1" and set(obj) == {"kind", "apiVersion", "metadata"}
     assert nodes["node-1"]["metadata"]["labels"] == {"kubernetes.io/hostname": "node-1"}
-    accepts = {a for p, a in cluster.accepts if p == "/api/v1/nodes"}
-    assert accepts == {"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
-                       "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
-    # DRA objects are needed whole
-    assert {a for p, a in cluster.accepts if p.endswith("/deviceclasses")} == {"application/json"}
+    assert nodes["node-1"]["spec"] == {"taints": [{"key": "gpu", "effect": "NoSchedule"}]}
+    assert nodes["node-1"]["status"] == {"allocatable": {"nvidia.com/gpu": "2"}}  # native resources dropped
+    assert nodes["node-2"]["spec"] == {"unschedulable": True} and "status" not in nodes["node-2"]
+    assert "images" not in str(nodes)
+    snap = build_inventory(inv.objects())
+    assert snap.node_info["node-2"].unschedulable
+    assert [t.key for t in snap.node_info["node-1"].taints] == ["gpu"]
+    assert snap.node_info["node-1"].device_plugin == frozenset({"nvidia.com/gpu"})
 
 
 def test_an_empty_metadata_only_list_syncs(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:

@@ -17,8 +17,8 @@ from draguard.server.cli_serve import UsageError, add_serve_arguments, deny_reas
 from test_pipeline import admit, claim_asking, reasons
 
 
-def test_default_denies_only_unsatisfiable() -> None:
-    assert frozenset({"Unsatisfiable"}) == DEFAULT_DENY
+def test_default_denies_only_proofs() -> None:
+    assert frozenset({"Unsatisfiable", "SelectorRuntimeError"}) == DEFAULT_DENY
     assert admit(claim_asking("50Gi")).denied
 
 

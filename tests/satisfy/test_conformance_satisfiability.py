@@ -1,6 +1,6 @@
 """The satisfiability part of the conformance sample (Kubernetes 1.36.2's own verdicts), in-process.
 
-Scored like ``check.py``: not allocatable → an error ``Unsatisfiable``; allocatable → no
+Scored like ``scripts/conformance.py``: not allocatable → an error ``Unsatisfiable``; allocatable → no
 ``Unsatisfiable`` and no error (except ``SelectorRuntimeError`` when another node errored);
 a CEL runtime error → ``SelectorRuntimeError`` or ``Unsatisfiable``.
 """
@@ -18,7 +18,7 @@ from draguard.k8s.models import ResourceClaim, ResourceClaimTemplate
 from draguard.k8s.structure import decode_object
 from draguard.satisfy import check_claim_spec
 
-SAMPLE = FsPath(__file__).resolve().parents[2].parent / "shared" / "conformance"
+SAMPLE = FsPath(__file__).resolve().parents[1] / "data" / "conformance"  # the repository's copy of the sample
 
 
 def _cases() -> list[tuple[str, dict[str, Any], dict[str, Any], list[str]]]:

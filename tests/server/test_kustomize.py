@@ -177,18 +177,67 @@ def test_everything_follows_an_overlay_namespace(tmp_path: Path, mode: str) -> N
             assert "draguard" not in values  # the exclusion is by label, which travelled
 
 
+def kustomize_one_level(tmp: Path, components: Sequence[str], namespace: str | None) -> subprocess.CompletedProcess[str]:
+    """``namespace:`` (when given) and ``components`` in one kustomization, as people write it first."""
+    top = tmp / "one-level"
+    top.mkdir(parents=True, exist_ok=True)
+    doc: dict[str, Any] = {"resources": [os.path.relpath(MANIFESTS, top)],
+                           "components": [os.path.relpath(MANIFESTS / "components" / c, top) for c in components]}
+    if namespace is not None:
+        doc["namespace"] = namespace
+    (top / "kustomization.yaml").write_text(yaml.safe_dump(doc))
+    return subprocess.run(["kubectl", "kustomize", str(top)], capture_output=True, text=True, timeout=60, check=False)
+
+
 @needs_kubectl
-def test_namespace_in_the_same_kustomization_is_caught(tmp_path: Path) -> None:
-    """Why README says to set the namespace *below* the components: in one kustomization the
-    components' replacements run first and keep the old namespace inside values."""
-    top = tmp_path / "one-level"
-    top.mkdir()
-    (top / "kustomization.yaml").write_text(yaml.safe_dump({
-        "namespace": "platform-dra", "resources": [os.path.relpath(MANIFESTS, top)],
-        "components": [os.path.relpath(MANIFESTS / "components" / "cert-manager", top)]}))
-    out = subprocess.run(["kubectl", "kustomize", str(top)], capture_output=True, text=True, timeout=60, check=True)
-    docs = [d for d in yaml.safe_load_all(out.stdout) if d]
-    assert namespaces_mentioned(docs) == {"platform-dra", "draguard"}
+def test_namespace_in_the_same_kustomization_as_cert_manager_fails_loudly(tmp_path: Path) -> None:
+    """cert-manager's values carry the namespace (inject-ca-from, dnsNames) and components run before
+    the `namespace:` beside them: rather than render `draguard/...` into another namespace, the build
+    stops, and the guard's name says what to do (README "Another namespace")."""
+    proc = kustomize_one_level(tmp_path, ["cert-manager", "high-availability"], namespace="platform-dra")
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "namespace transformation produces ID conflict" in proc.stderr
+    assert "draguard-cert-manager-set-namespace-in-a-kustomization-below-this-one" in proc.stderr
+
+
+@needs_kubectl
+def test_namespace_in_the_same_kustomization_works_for_the_other_components(tmp_path: Path) -> None:
+    """Their namespaced values are only metadata.namespace and subjects, which `namespace:` reaches."""
+    others = [c for c in COMPONENTS if c != "cert-manager"]
+    proc = kustomize_one_level(tmp_path, others, namespace="platform-dra")
+    assert proc.returncode == 0, proc.stderr
+    docs = [d for d in yaml.safe_load_all(proc.stdout) if d]
+    assert namespaces_mentioned(docs) == {"platform-dra"}
+    assert {d["kind"] for d in docs} >= {"Lease", "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor"}
+
+
+@needs_kubectl
+@pytest.mark.parametrize("order", [CERT_MODES, CERT_MODES[::-1]], ids=["cert-manager-first", "self-managed-first"])
+def test_both_certificate_components_refuse_with_a_message(tmp_path: Path, order: tuple[str, ...]) -> None:
+    """Two owners for one serving Secret cannot both be right: the build stops naming the choice
+    (it used to stop at "Unable to remove nonexistent key: caBundle")."""
+    proc = kustomize_one_level(tmp_path, list(order), namespace=None)
+    assert proc.returncode != 0
+    assert "draguard-use-one-certificate-component-cert-manager-or-self-managed-certs" in proc.stderr
+    assert "caBundle" not in proc.stderr
+
+
+@needs_kubectl
+@pytest.mark.parametrize("mode", CERT_MODES)
+def test_guards_are_never_rendered(tmp_path: Path, mode: str) -> None:
+    """The guards are local-config: kustomize reads them and prints nothing of them."""
+    for docs in (render(tmp_path / "plain", EVERYTHING_WITH[mode]),
+                 render(tmp_path / "ns", EVERYTHING_WITH[mode], namespace="platform-dra")):
+        assert not [d for d in docs if d["kind"] == "ConfigMap"]
+        assert all("config.kubernetes.io/local-config" not in (d["metadata"].get("annotations") or {}) for d in docs)
+
+
+@needs_kubectl
+def test_every_object_carries_the_part_of_label(tmp_path: Path) -> None:
+    """The base's `labels:` reaches only the base: the components label their own objects."""
+    for mode in CERT_MODES:
+        for d in render(tmp_path / mode, EVERYTHING_WITH[mode]):
+            assert d["metadata"].get("labels", {}).get("app.kubernetes.io/part-of") == "draguard", d["metadata"]
 
 
 @needs_kubectl

@@ -2,7 +2,7 @@
 
 For every object in ``expected/**/*.jsonl`` the set of (field path, cause type) of draguard's
 errors must equal the set Kubernetes 1.36.2 produced (parsed from ``"<path>: <Body>"`` exactly
-as ``check.py`` does).  Objects whose only errors involve CEL are skipped while ``app.cel`` is
+as ``scripts/conformance.py`` does).  Objects whose only errors involve CEL are skipped while ``app.cel`` is
 not available.
 """
 
@@ -18,7 +18,7 @@ import yaml
 from draguard.k8s.structure import decode_object
 from draguard.validation import ValidationContext, validate
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "conformance"  # the repository's copy of the sample
 
 BODY = re.compile(
     r"^(.*?): (Required value|Invalid value|Unsupported value|Duplicate value|"

@@ -1,0 +1,246 @@
+"""``check_pod``: is there one node the pod may use on which *all* of its claims can be allocated?
+
+Why per node class: nodes that reach devices of the same profiles in the same pool layout give
+the same answer for the same claims (the claim-level engine's class key), so a thousand alike
+nodes are searched once; the pod's own filters (:mod:`.placement`) and, for extended resources,
+the node's device plugins decide which nodes of a class count.  Each class gets its own verdict
+(:class:`ClassVerdict`) — the explanation names why each kind of node is out.
+
+Rejections stay proofs: a missing class, a selector that cannot be compiled, a deadline, a
+doubt about the inventory (:mod:`.doubts`) make the answer unknown, never a denial.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..inventory import Inventory, NodeGroup
+from ..k8s import DEFAULT_TARGET, Budget, Note, Path, Reason, ResourceClaimSpec, Severity, Target
+from .check import SEARCH_DEADLINE, SEARCH_UNDECIDED, _Claim, _search_on
+from .doubts import find_doubts
+from .extended import implicit_claim, resource_classes
+from .held import held_by
+from .placement import Filter, PlacementFilter
+from .plan import RequestPlan, plan_claim
+from .pod import ClassVerdict, PodClaim, PodRequest, PodVerdict
+from .podexplain import class_reason, summary
+from .search import Held, Outcome
+
+__all__ = ["Candidate", "PodProblem", "check_pod"]
+
+IMPLICIT_NAME = "<extended-resources>"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """The nodes of one node class the pod may use, with the problem to solve there."""
+
+    group: NodeGroup
+    nodes: tuple[str, ...]
+    problem: _Claim
+    claims: tuple[PodClaim, ...]
+    transient: str = ""
+    """Set when these nodes are out only for now (cordoned, not ready): why."""
+    position: int = 0
+    """Index of ``group`` in ``Inventory.groups`` (its class key is at the same index)."""
+
+
+class PodProblem:
+    """The pod's claims as one search problem per implicit-claim variant, and its node filters."""
+
+    def __init__(self, request: PodRequest, inventory: Inventory, target: Target) -> None:
+        self.request = request
+        self.inventory = inventory
+        self.pending = tuple(c for c in request.claims if c.allocation is None)
+        self.allocated = tuple(c for c in request.claims if c.allocation is not None)
+        self.filter = PlacementFilter(request.placement, [c.allocation for c in self.allocated if c.allocation])
+        self.mapping = resource_classes(inventory, target)
+        self._variants: dict[frozenset[str], tuple[_Claim, tuple[PodClaim, ...]]] = {}
+
+    def variant(self, device_plugin: frozenset[str]) -> tuple[_Claim, tuple[PodClaim, ...]]:
+        """The problem on nodes where ``device_plugin`` resources come from device plugins."""
+        relevant = frozenset(r for r in device_plugin if r in self.mapping)
+        got = self._variants.get(relevant)
+        if got is None:
+            claims = list(self.pending)
+            spec, names = implicit_claim(self.request.containers, self.mapping, relevant)
+            if spec is not None:
+                path = self.request.spec_path.child("containers")
+                claims.append(PodClaim(IMPLICIT_NAME, spec, f"extended resources {', '.join(names)}", path))
+            got = self._variants[relevant] = (self._problem(claims), tuple(claims))
+        return got
+
+    def _problem(self, claims: Sequence[PodClaim]) -> _Claim:
+        plans: list[RequestPlan] = []
+        for i, c in enumerate(claims):
+            plans.extend(plan_claim(c.spec, Path(), claim=i, key_start=sum(len(p.alternatives) for p in plans)))
+        specs: list[ResourceClaimSpec] = [c.spec for c in claims] or [ResourceClaimSpec()]
+        return _Claim(specs, plans, self.inventory)
+
+    def candidates(self) -> tuple[list[Candidate], list[tuple[NodeGroup, str]]]:
+        """Per node group: the nodes that pass the filters (split by implicit-claim variant), and
+        the groups no node of which passes, with the reason."""
+        out: list[Candidate] = []
+        excluded: list[tuple[NodeGroup, str]] = []
+        infos = self.inventory.node_info
+        for position, group in enumerate(self.inventory.groups):
+            names = group.nodes or ("",)
+            passing: dict[tuple[frozenset[str], str], list[str]] = {}
+            misses: dict[Filter, str] = {}
+            for name in names:
+                info = infos.get(name) if name else None
+                miss = self.filter.miss(name, info)
+                transient = ""
+                if miss is not None:
+                    misses.setdefault(miss[0], miss[1])
+                    if self.filter.miss(name, info, lenient=True) is not None:
+                        continue
+                    transient = miss[1]
+                plugins = info.device_plugin if info is not None else frozenset()
+                passing.setdefault((plugins, transient), []).append(name)
+            if not any(not why for _, why in passing):
+                excluded.append((group, "; ".join(misses.values())))
+            for (plugins, transient), members in passing.items():
+                problem, claims = self.variant(plugins)
+                out.append(Candidate(group, tuple(n for n in members if n), problem, claims, transient, position))
+        out.sort(key=lambda c: bool(c.transient))
+        return out, excluded
+
+
+def _label(nodes: tuple[str, ...], group: NodeGroup) -> str:
+    if not nodes or len(nodes) == len(group.nodes):
+        return group.label
+    suffix = ", potential" if group.potential else ""
+    return nodes[0] + (f" (+{len(nodes) - 1} alike{suffix})" if len(nodes) > 1 else (" (potential)" if suffix else ""))
+
+
+def _preflight(problem: _Claim, claims: Sequence[PodClaim], inventory: Inventory, strict: bool) -> list[Note]:
+    """Missing classes and selectors that do not compile: the search cannot decide."""
+    notes: list[Note] = []
+    for plan in problem.plans:
+        claim = claims[plan.claim]
+        for alt in plan.alternatives:
+            who = f'{_phrase(claim)}, request "{alt.display}"'
+            if alt.class_name and alt.class_name not in inventory.classes:
+                if strict:
+                    notes.append(Note(Reason.UNSATISFIABLE, f"{who}: DeviceClass {alt.class_name} does not exist", claim.path, Severity.ERROR))
+                else:
+                    notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{who}: DeviceClass {alt.class_name} does not exist (yet); "
+                                      "classes may be applied later, so satisfiability was not checked", claim.path))
+                continue
+            problem_ = problem.cands[alt.key].selectors.compile_problem()
+            if problem_ is not None:
+                first = problem_.message.splitlines()[0] if problem_.message else "compile error"
+                notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{who}: {problem_.origin} selector #{problem_.index} cannot be "
+                                  f"evaluated ({first}); satisfiability not checked", claim.path))
+    return notes
+
+
+def _phrase(claim: PodClaim) -> str:
+    if claim.name == IMPLICIT_NAME:
+        return f"the implicit claim of {claim.origin.removeprefix('extended resources ')}"
+    return f'claim "{claim.name}" ({claim.origin})' if claim.origin else f'claim "{claim.name}"'
+
+
+def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: dict[object, tuple[Outcome, bool]]) -> tuple[Outcome, bool]:
+    """The outcome on one candidate, remembered per class key when nothing is held in the group."""
+    group = cand.group
+    key: object = None
+    if held.empty:
+        keys = cand.problem.group_keys()
+        key = (id(cand.problem), keys[cand.position])
+    if key is not None and key in memo:
+        return memo[key]
+    got = _search_on(cand.problem, group, deadline, held)
+    if key is not None:
+        memo[key] = got
+    return got
+
+
+def check_pod(
+    request: PodRequest, inventory: Inventory, *, budget: Budget | None = None, strict: bool = False,
+    target: Target = DEFAULT_TARGET, now: bool = False, every_class: bool = False,
+) -> PodVerdict:
+    """Whether some node the pod may use can allocate all of its claims (see the module docstring).
+
+    ``now`` starts from the cluster's allocations (``Inventory.cluster.allocations``); otherwise
+    only the pod's own allocated claims hold devices.  ``budget`` bounds the work: a search cut
+    short says so with the ``fail_open`` mark :data:`SEARCH_DEADLINE`.  ``every_class`` decides
+    every node class (``draguard explain``, DaemonSets) instead of stopping at the first that fits.
+    """
+    pod = PodProblem(request, inventory, target)
+    candidates, excluded = pod.candidates()
+    if not request.claims and not any(c.problem.plans for c in candidates):
+        return PodVerdict([], None)
+    for cand in candidates:
+        notes = _preflight(cand.problem, cand.claims, inventory, strict)
+        if notes:
+            return PodVerdict(notes, False if any(n.severity is Severity.ERROR for n in notes) else None)
+    held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
+    deadline = budget.deadline if budget is not None else None
+    memo: dict[object, tuple[Outcome, bool]] = {}
+    per_class: list[ClassVerdict] = []
+    results: list[tuple[Candidate, Outcome, bool]] = []
+    for group, why in excluded:
+        per_class.append(ClassVerdict(group.label, group.nodes, False, why, eligible=False))
+    for cand in candidates:
+        if deadline is not None and time.monotonic() > deadline:
+            results.append((cand, Outcome("deadline"), True))
+            break
+        outcome, certain = search_candidate(cand, held, deadline, memo)
+        results.append((cand, outcome, certain))
+        label = _label(cand.nodes, cand.group)
+        if outcome.kind == "ok":
+            per_class.append(ClassVerdict(label, cand.nodes, None if cand.transient else True,
+                                          f"the claims fit, but the nodes are out for now: {cand.transient}" if cand.transient else ""))
+            if not cand.transient and not every_class:
+                break
+            continue
+        reason = class_reason(cand, outcome, held, deadline, _phrase) if outcome.kind in ("unsat", "fatal") else outcome.kind
+        per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in ("unsat", "fatal") else None, reason))
+    return _verdict(request, inventory, results, excluded, per_class)
+
+
+def _verdict(
+    request: PodRequest, inventory: Inventory, results: list[tuple[Candidate, Outcome, bool]],
+    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict],
+) -> PodVerdict:
+    from .check import _error_note, error_blocks
+
+    classes = tuple(per_class)
+    ok = next((c for c, o, _ in results if o.kind == "ok" and not c.transient), None)
+    later = next((c for c, o, _ in results if o.kind == "ok" and c.transient), None)
+    notes: list[Note] = []
+    errors = [(o, c) for _, o, c in results if o.kind == "error" and o.entry is not None]
+    if errors:
+        first, certain = errors[0]
+        notes.append(_error_note(first, Severity.ERROR if certain and error_blocks(ok is not None, inventory) else Severity.WARNING))
+    if ok is not None:
+        if ok.group.potential:
+            notes.append(Note(Reason.SATISFIABLE_ON_SCALE_UP, "no existing node can run the pod now; a node the autoscaler "
+                              f"can create ({_label(ok.nodes, ok.group)}) could", None, Severity.INFO))
+        return PodVerdict(notes, True, classes)
+    if any(c for _, c in errors):
+        return PodVerdict(notes, False, classes)
+    if later is not None:
+        notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"no node can run the pod now: the claims fit on "
+                          f"{_label(later.nodes, later.group)}, but {later.transient}; no other node can", request.spec_path))
+        return PodVerdict(notes, None, classes)
+    if any(o.kind == "deadline" for _, o, _ in results):
+        notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{SEARCH_UNDECIDED}: the search deadline passed", None,
+                          Severity.WARNING, fail_open=SEARCH_DEADLINE))
+        return PodVerdict(notes, None, classes)
+    if errors:
+        notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, "no node could allocate the pod's claims in the device order tried, "
+                          "and in another order a selector error may be reached first", None, Severity.WARNING))
+        return PodVerdict(notes, None, classes)
+    message, path = summary(request, inventory, classes, bool(excluded), [c for c, _, _ in results])
+    plans = [p for c, _, _ in results for p in c.problem.plans]
+    doubts = find_doubts(plans, inventory) if plans else ([] if inventory.groups else ["no node is known yet"])
+    if doubts:
+        more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
+        text = f"{doubts[0]}{more}, so unsatisfiability cannot be proven; with what is known now: {message}"
+        return PodVerdict([*notes, Note(Reason.SATISFIABILITY_UNKNOWN, text, path, Severity.WARNING)], None, classes)
+    return PodVerdict([*notes, Note(Reason.UNSATISFIABLE, message, path, Severity.ERROR)], False, classes)

@@ -1,0 +1,157 @@
+"""``count_replicas``: how many pods of a workload hold their claims at once, as the scheduler places them.
+
+Why a replay and not a packing: the scheduler places one pod after another, and each pod's claims
+get the allocator's *first* solution on the chosen node, with the devices of earlier pods held.
+A pod asking for "any partition" takes a whole GPU first if the whole GPU comes first, so six such
+pods may find three places where twelve quarter partitions exist.  The count replays exactly
+that, on one node of each node class, with every device free at the start.
+
+Exactness: nodes of different node groups reach disjoint devices in the common case (node-local
+slices), so each group's count does not depend on where the other pods went, and the total is the
+sum — exact.  Where a device is reachable from several groups (network-attached devices), or a
+shared claim (``resourceClaimName``) pins every replica to the node its first pod picked at random,
+the count depends on node choice: the answer is then an upper bound ("at most").
+Cost follows node classes: alike groups share their count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import Counter
+
+from ..inventory import Inventory
+from ..k8s import DEFAULT_TARGET, Budget, Note, Reason, Severity, Target
+from .check import _search_on
+from .held import held_by
+from .pod import PodRequest, ReplicaCount
+from .podcheck import Candidate, PodProblem
+from .search import Held, Outcome
+
+__all__ = ["count_replicas"]
+
+
+def _hold(held: Held, outcome: Outcome) -> Held:
+    """``held`` plus the devices, capacity and counters of one pod's solution."""
+    used = set(held.used)
+    consumed = {i: dict(c) for i, c in held.consumed.items()}
+    counters = dict(held.counters)
+    for alt, entry in outcome.picks:
+        if alt.admin:
+            continue
+        dev = entry.dev
+        charged = dev.multi and dev.index in consumed
+        if dev.multi:
+            acc = consumed.setdefault(dev.index, {})
+            for name, q in (entry.fit.consumed.items() if entry.fit is not None else ()):
+                prior = acc.get(name)
+                acc[name] = q if prior is None else prior.add(q)
+        else:
+            used.add(dev.index)
+        if not charged:
+            for (cset, cname), q in dev.counters.items():
+                key = (dev.pool_key, cset, cname)
+                had = counters.get(key)
+                counters[key] = q if had is None else had.add(q)
+    return Held(frozenset(used), consumed, counters)
+
+
+def _greedy(cand: Candidate, start: Held, limit: int, deadline: float | None) -> tuple[int, bool]:
+    """Pods placed one after another on this node group; False when cut short by the deadline."""
+    held, placed = start, 0
+    while placed < limit:
+        if deadline is not None and time.monotonic() > deadline:
+            return placed, False
+        outcome, _ = _search_on(cand.problem, cand.group, deadline, held)
+        if outcome.kind != "ok":
+            return placed, outcome.kind in ("unsat", "fatal")
+        placed += 1
+        if not outcome.picks:
+            return limit, True  # the pod holds nothing here: every replica fits
+        held = _hold(held, outcome)
+    return placed, True
+
+
+def count_replicas(
+    request: PodRequest, inventory: Inventory, replicas: int, *, budget: Budget | None = None, target: Target = DEFAULT_TARGET,
+    now: bool = False,
+) -> ReplicaCount:
+    """How many of ``replicas`` pods hold their claims at once (see the module docstring); ``now``
+    starts from the cluster's allocations instead of every device free."""
+    pod = PodProblem(request, inventory, target)
+    candidates, _ = pod.candidates()
+    real = [c for c in candidates if not c.transient]
+    if not any(c.problem.plans for c in real) and not pod.pending:
+        return ReplicaCount(replicas, True)
+    deadline = budget.deadline if budget is not None else None
+    start = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
+    reach = Counter(i for c in real for i in c.group.devices)
+    exact = all(n == 1 for n in reach.values())
+    shared = any(c.shared for c in pod.pending)
+    memo: dict[object, tuple[int, bool]] = {}
+    per_group: list[int] = []
+    for cand in real:
+        key: object = None
+        if start.empty:
+            keys = cand.problem.group_keys()
+            key = (id(cand.problem), keys[cand.position])
+        if key is not None and key in memo:
+            got = memo[key]
+        else:
+            got = _greedy(cand, start, 1 if shared else replicas, deadline)  # shared: counted below
+            if key is not None:
+                memo[key] = got
+        n, decided = got
+        exact = exact and decided
+        per_group.append(n)
+        if not shared and sum(per_group) >= replicas:
+            break  # every replica has a place: the count is exact whatever the other groups take
+    if shared:
+        fit, exact = _shared_count(pod, request, inventory, real, start, replicas, deadline, target)
+    else:
+        fit = min(replicas, sum(per_group))
+    return ReplicaCount(fit, exact, _notes(fit, replicas, exact, shared, now))
+
+
+def _shared_count(
+    pod: PodProblem, request: PodRequest, inventory: Inventory, real: list[Candidate], start: Held, replicas: int,
+    deadline: float | None, target: Target,
+) -> tuple[int, bool]:
+    """With a shared claim: the first pod allocates it on the node group it lands on (at random
+    among the feasible ones); every later replica reuses that allocation — so it must run where
+    the claim's devices are — and allocates only its own claims there.  Exact when every feasible
+    group gives the same count and the shared devices are local to the group."""
+    rest = PodProblem(dataclasses.replace(request, claims=tuple(c for c in request.claims if not (c.shared and c.allocation is None))),
+                      inventory, target)
+    rest_problem, rest_claims = rest.variant(frozenset())
+    counts: list[int] = []
+    local = True
+    for cand in real:
+        first, _ = _search_on(cand.problem, cand.group, deadline, start)
+        if first.kind != "ok":
+            continue
+        shared_idx = {i for i, c in enumerate(cand.claims) if c.shared}
+        for alt, entry in first.picks:
+            if alt.claim in shared_idx and sum(1 for g in inventory.groups if entry.dev.index in g.devices) > 1:
+                local = False
+        later = Candidate(cand.group, cand.nodes, rest_problem, rest_claims)
+        n, _ = _greedy(later, _hold(start, first), replicas - 1, deadline)
+        counts.append(1 + n)
+    if not counts:
+        return 0, True
+    if not local:
+        return min(replicas, sum(counts)), False
+    return min(replicas, max(counts)), len(set(counts)) == 1
+
+
+def _notes(fit: int, replicas: int, exact: bool, shared: bool, now: bool) -> list[Note]:
+    notes: list[Note] = []
+    if fit < replicas:
+        bound = "" if exact else "at most "
+        notes.append(Note(Reason.REPLICAS_EXCEED_CAPACITY,
+                          f"{bound}{fit} of {replicas} replicas can hold their claims at once, placed one after another "
+                          f"as the scheduler does, {'from what is allocated now' if now else 'with every device free'}"
+                          + ("; a shared claim is allocated once, so every replica runs where its devices are" if shared else ""),
+                          None, Severity.WARNING,
+                          details={"fit": fit, "replicas": replicas, "exact": exact}))
+    return notes

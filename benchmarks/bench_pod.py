@@ -1,0 +1,85 @@
+"""Benchmark: the per-pod engine at 10,000 GPUs (seeded inventory of ``workload.py``).
+
+Plain script (``python benchmarks/bench_pod.py``), prints figures only (the perf helper owns the
+RESULTS.md report).  Two figures, warm (inventory built, selectors compiled, as in the webhook):
+
+* ``check_pod`` of a pod with 3 claims (a shared-GPU share, a whole GPU, a NIC share) — p50/p99
+  over repeated checks of fresh specs with equal content (the answer cache is not involved:
+  ``check_pod`` has none); target p99 ≤ 5 ms at ``/validate``;
+* ``count_replicas`` of a 1,000-replica Deployment whose pods take one whole H100 each; target
+  ≤ 50 ms.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path as FsPath
+
+sys.path.insert(0, str(FsPath(__file__).resolve().parent))
+sys.path.insert(0, str(FsPath(__file__).resolve().parents[1]))
+
+from draguard.inventory import build_inventory
+from draguard.k8s import ResourceClaimSpec
+from draguard.k8s.field import Path
+from draguard.satisfy import PodClaim, PodRequest, check_pod, count_replicas
+from workload import make_inventory
+
+RUNS = 200
+
+
+def _spec(cls: str, selector: str | None = None, capacity: dict[str, str] | None = None) -> ResourceClaimSpec:
+    exactly: dict[str, object] = {"deviceClassName": cls}
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    if capacity:
+        exactly["capacity"] = {"requests": capacity}
+    return ResourceClaimSpec.model_validate({"devices": {"requests": [{"name": "r", "exactly": exactly}]}})
+
+
+def _claims() -> tuple[PodClaim, ...]:
+    base = Path.root("spec", "resourceClaims")
+    return (
+        PodClaim("share", _spec("shared-gpu.example.com", 'device.attributes["gpu.example.com"].model == "A100"',
+                                {"memory": "10Gi"}), 'template "share"', base.index(0)),
+        PodClaim("whole", _spec("gpu.example.com", 'device.attributes["gpu.example.com"].model == "A100"'),
+                 'template "whole"', base.index(1)),
+        PodClaim("nic", _spec("nic.example.com", None, {"bandwidth": "1G"}), 'template "nic"', base.index(2)),
+    )
+
+
+def main() -> None:
+    inv = build_inventory(make_inventory(10_000))
+    print(f"inventory: {inv.device_count} devices, {inv.node_count} nodes, {len(inv.groups)} node groups")
+    check_pod(PodRequest(_claims()), inv)  # warm: candidates, projections, class keys
+    times = []
+    for _ in range(RUNS):
+        request = PodRequest(_claims())
+        t = time.perf_counter()
+        verdict = check_pod(request, inv)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    print(f"check_pod, 3 claims, warm: satisfiable={verdict.satisfiable} p50 {statistics.median(times):.2f} ms, "
+          f"p99 {times[int(len(times) * 0.99) - 1]:.2f} ms")
+    h100 = PodRequest((PodClaim("gpu", _spec("gpu.example.com", 'device.attributes["gpu.example.com"].model == "H100"'),
+                                'template "gpu"', Path.root("spec", "resourceClaims").index(0)),))
+    count_replicas(h100, inv, 1000)
+    runs = []
+    for _ in range(7):
+        t = time.perf_counter()
+        got = count_replicas(h100, inv, 1000)
+        runs.append((time.perf_counter() - t) * 1000)
+    t = time.perf_counter()
+    cold_inv = build_inventory(make_inventory(10_000))
+    build = time.perf_counter() - t
+    t = time.perf_counter()
+    cold = count_replicas(h100, cold_inv, 1000)
+    cold_ms = (time.perf_counter() - t) * 1000
+    print(f"count_replicas, 1,000 replicas of one H100 each: fit {got.fit} (exact={got.exact}), "
+          f"warm median {statistics.median(runs):.1f} ms, first call after build {cold_ms:.1f} ms "
+          f"(build {build:.1f} s; cold fit {cold.fit})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""check_pod: all of a pod's claims on one node the pod may use (reject and accept per rule)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dra_builders import cap, claim, dclass, device, req, rslice
+from draguard.inventory import build_inventory
+from draguard.k8s import AllocationResult
+from draguard.satisfy import check_pod
+from pod_builders import container, knode, pclaim, pod
+
+NIC = "nic.example.com"
+
+
+def nic_class() -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": NIC},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{NIC}"'}}]}}
+
+
+def gpu_nic_inventory(*, same_node: bool) -> Any:
+    objs = [dclass(), nic_class(), knode("node-a"), knode("node-b"), knode("node-c"),
+            rslice("node-a", [device("gpu-0")]), rslice("node-c", [device("gpu-0")]),
+            rslice("node-a" if same_node else "node-b", [device("nic-0")], driver=NIC)]
+    return build_inventory(objs)
+
+
+GPU = claim(req("gpu"))
+NICC = claim(req("nic", cls=NIC))
+
+
+def test_gpu_and_nic_on_different_nodes_is_unsatisfiable_naming_each_class() -> None:
+    v = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), gpu_nic_inventory(same_node=False))
+    assert v.satisfiable is False
+    msg = v.notes[0].message
+    assert v.notes[0].reason == "Unsatisfiable"
+    assert "node-a" in msg and "node-b" in msg and "node-c" in msg
+    assert 'claim "gpu" (template "gpu") fits; claim "nic"' in msg
+    assert 'claim "gpu" (template "gpu"): request "gpu"' in msg  # node-b has no GPU
+    assert "cannot allocate all" not in msg
+    assert {c.label for c in v.per_class} == {"node-a", "node-b", "node-c"}
+    assert all(c.ok is False and c.reason for c in v.per_class)
+
+
+def test_gpu_and_nic_on_one_node_fit() -> None:
+    v = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), gpu_nic_inventory(same_node=True))
+    assert v.satisfiable is True and not [n for n in v.notes if n.severity.value == "error"]
+
+
+def test_dedicated_device_is_used_once_across_claims() -> None:
+    inv = build_inventory([dclass(), knode("n1"), rslice("n1", [device("gpu-0")])])
+    assert check_pod(pod(pclaim("a", GPU), pclaim("b", GPU, 1)), inv).satisfiable is False
+    assert check_pod(pod(pclaim("a", GPU)), inv).satisfiable is True
+
+
+def test_shared_capacity_adds_up_across_claims() -> None:
+    dev = device("gpu-0", multi=True, capacity={"memory": cap("40Gi")})
+    inv = build_inventory([dclass(), knode("n1"), rslice("n1", [dev])])
+    half = claim(req("m", capacity={"memory": "20Gi"}))
+    more = claim(req("m", capacity={"memory": "21Gi"}))
+    assert check_pod(pod(pclaim("a", half), pclaim("b", half, 1)), inv).satisfiable is True
+    v = check_pod(pod(pclaim("a", half), pclaim("b", more, 1)), inv)
+    assert v.satisfiable is False and "each claim fits alone" in v.notes[0].message
+
+
+def test_32_devices_per_claim_not_per_pod() -> None:
+    inv = build_inventory([dclass(), knode("n1"), rslice("n1", [device(f"gpu-{i}") for i in range(40)])])
+    twenty = claim(req("r", count=20))
+    assert check_pod(pod(pclaim("a", twenty), pclaim("b", twenty, 1)), inv).satisfiable is True
+    v = check_pod(pod(pclaim("a", claim(req("r", count=33)))), inv)
+    assert v.satisfiable is False and "at most 32" in v.notes[0].message
+
+
+def test_node_selector_excludes_every_device_node() -> None:
+    inv = build_inventory([dclass(), knode("n1", zone="z1"), knode("n2", zone="z2"), rslice("n1", [device("gpu-0")])])
+    v = check_pod(pod(pclaim("gpu", GPU), node_selector={"zone": "z2"}), inv)
+    assert v.satisfiable is False and "nodeSelector (zone=z2)" in v.notes[0].message
+    assert check_pod(pod(pclaim("gpu", GPU), node_selector={"zone": "z1"}), inv).satisfiable is True
+
+
+def _aff(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {"nodeSelectorTerms": list(terms)}
+
+
+def test_required_affinity_terms_and_operators() -> None:
+    inv = build_inventory([dclass(), knode("n1", gen="5"), knode("n2", gen="3"), rslice("n1", [device("gpu-0")])])
+    gt = {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["4"]}]}
+    lt = {"matchExpressions": [{"key": "gen", "operator": "Lt", "values": ["4"]}]}
+    name = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}
+    assert check_pod(pod(pclaim("g", GPU), affinity=_aff(gt)), inv).satisfiable is True
+    assert check_pod(pod(pclaim("g", GPU), affinity=_aff(lt)), inv).satisfiable is False
+    assert check_pod(pod(pclaim("g", GPU), affinity=_aff(name)), inv).satisfiable is False
+    assert check_pod(pod(pclaim("g", GPU), affinity=_aff(lt, gt)), inv).satisfiable is True  # terms ORed
+    assert check_pod(pod(pclaim("g", GPU), affinity=_aff({})), inv).satisfiable is False  # empty term: nothing
+    bad = {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["x"]}]}
+    assert check_pod(pod(pclaim("g", GPU), affinity=_aff(bad)), inv).satisfiable is False  # parse error: no match
+
+
+def test_taints_against_tolerations() -> None:
+    taint = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    inv = build_inventory([dclass(), knode("n1", taints=taint), rslice("n1", [device("gpu-0")])])
+    v = check_pod(pod(pclaim("g", GPU)), inv)
+    assert v.satisfiable is False and "dedicated=gpu:NoSchedule" in v.notes[0].message
+    tol = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    assert check_pod(pod(pclaim("g", GPU), tolerations=tol), inv).satisfiable is True
+    assert check_pod(pod(pclaim("g", GPU), tolerations=[{"operator": "Exists"}]), inv).satisfiable is True
+    wrong = [{"key": "dedicated", "operator": "Equal", "value": "cpu"}]
+    assert check_pod(pod(pclaim("g", GPU), tolerations=wrong), inv).satisfiable is False
+    soft = build_inventory([dclass(), knode("n1", taints=[{"key": "x", "effect": "PreferNoSchedule"}]),
+                            rslice("n1", [device("gpu-0")])])
+    assert check_pod(pod(pclaim("g", GPU)), soft).satisfiable is True
+
+
+def test_cordoned_node_is_not_now_never_a_denial() -> None:
+    inv = build_inventory([dclass(), knode("n1", unschedulable=True), rslice("n1", [device("gpu-0")])])
+    v = check_pod(pod(pclaim("g", GPU)), inv)
+    assert v.satisfiable is None and v.notes[0].reason == "SatisfiabilityUnknown" and "cordoned" in v.notes[0].message
+    tol = [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]
+    assert check_pod(pod(pclaim("g", GPU), tolerations=tol), inv).satisfiable is True
+    # cordoned and without the device: still a proof
+    assert check_pod(pod(pclaim("g", claim(req("g", count=2)))), inv).satisfiable is False
+
+
+def test_allocated_claim_pins_the_pod_and_holds_its_devices() -> None:
+    inv = build_inventory([dclass(), knode("n1"), knode("n2"),
+                           rslice("n1", [device("gpu-0")]), rslice("n2", [device("gpu-0"), device("gpu-1")])])
+    alloc = AllocationResult.model_validate({
+        "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]},
+    })
+    pinned = pclaim("held", GPU, allocation=alloc)
+    v = check_pod(pod(pinned, pclaim("more", GPU, 1)), inv)
+    assert v.satisfiable is False  # n1's only GPU is held by the pod's own claim; n2 is excluded
+    assert "allocated claim" in v.notes[0].message
+    assert check_pod(pod(pinned), inv).satisfiable is True
+
+
+def test_extended_resource_backed_by_dra() -> None:
+    ext = {**dclass(), "spec": {**dclass()["spec"], "extendedResourceName": "example.com/gpu"}}
+    inv = build_inventory([ext, knode("n1"), rslice("n1", [device("gpu-0"), device("gpu-1")])])
+    assert check_pod(pod(containers=(container("c", {"example.com/gpu": "2"}),)), inv).satisfiable is True
+    v = check_pod(pod(containers=(container("c", {"example.com/gpu": "3"}),)), inv)
+    assert v.satisfiable is False and "implicit claim of example.com/gpu" in v.notes[0].message
+    implicit = check_pod(pod(containers=(container("c", {"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}),)), inv)
+    assert implicit.satisfiable is True
+
+
+def test_extended_resource_from_a_device_plugin_is_not_dra() -> None:
+    ext = {**dclass(), "spec": {**dclass()["spec"], "extendedResourceName": "example.com/gpu"}}
+    inv = build_inventory([ext, knode("n1", allocatable={"example.com/gpu": "8"}), rslice("n1", [device("gpu-0")])])
+    v = check_pod(pod(containers=(container("c", {"example.com/gpu": "3"}),)), inv)
+    assert v.satisfiable is not False  # served by the node's device plugin, DRA is not asked
+
+
+def test_every_class_decides_all_classes_and_marks_excluded_ones_not_eligible() -> None:
+    inv = build_inventory([dclass(), knode("n1", zone="a"), knode("n2", zone="a"), knode("n3", zone="b"),
+                           rslice("n1", [device("gpu-0")]), rslice("n2", [device("gpu-0"), device("gpu-1")])])
+    request = pod(pclaim("g", claim(req("g", count=2))), node_selector={"zone": "a"})
+    first = check_pod(request, inv)
+    assert first.satisfiable is True
+    every = check_pod(request, inv, every_class=True)
+    by_label = {c.label: c for c in every.per_class}
+    assert by_label["n2"].ok is True and by_label["n1"].ok is False and by_label["n1"].eligible
+    assert by_label["n3"].ok is False and not by_label["n3"].eligible
+
+
+def test_generic_cannot_allocate_all_never_appears_for_a_claim() -> None:
+    from dra_builders import check
+
+    inv = build_inventory([dclass(), nic_class(), knode("a"), knode("b"),
+                           rslice("a", [device("gpu-0")]), rslice("b", [device("nic-0")], driver=NIC)])
+    notes = check(claim(req("gpu"), req("nic", cls=NIC)), inv)
+    text = next(n.message for n in notes if n.reason == "Unsatisfiable")
+    assert "all requests of the claim together" not in text and 'request "nic"' in text
