@@ -209,13 +209,26 @@ def _metadata_only(obj: dict[str, Any]) -> dict[str, Any]:
             "metadata": copy.deepcopy(obj.get("metadata") or {})}
 
 
+def _field_selected(obj: dict[str, Any], selector: str) -> bool:
+    """``fieldSelector`` with ``path=value`` terms (``spec.nodeName=``: the unscheduled Pods)."""
+    for term in filter(None, selector.split(",")):
+        path, _, value = term.partition("=")
+        node: Any = obj
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if str(node or "") != value:
+            return False
+    return True
+
+
 def _list(cluster: FakeCluster, resource: str, params: dict[str, str], meta_only: bool = False) -> Response:
     _, api_version, kind = PATHS[resource]
     with cluster.lock:
         if resource in cluster.list_gone_once and params.get("continue"):
             cluster.list_gone_once.discard(resource)
             return JSONResponse(_status(410, "Expired", "continue token expired"), status_code=410)
-        items = [o for _, o in sorted(cluster.objects[resource].items())]
+        selector = params.get("fieldSelector", "")
+        items = [o for _, o in sorted(cluster.objects[resource].items()) if _field_selected(o, selector)]
         rv = cluster.rv
     start = int(params.get("continue") or 0)
     limit = int(params.get("limit") or 0) or len(items) or 1
@@ -238,6 +251,7 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str], me
         return JSONResponse(_status(410, "Expired", f"too old resource version: {since}"), status_code=410)
     timeout = float(params.get("timeoutSeconds") or 300)
     bookmarks = params.get("allowWatchBookmarks") == "true"
+    selector = params.get("fieldSelector", "")
 
     async def body() -> AsyncIterator[bytes]:
         sent = since
@@ -248,6 +262,8 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str], me
                 sent = rv
                 if etype == "BOOKMARK" and not bookmarks:
                     continue
+                if selector and etype != "BOOKMARK" and not _field_selected(obj, selector):
+                    etype = "DELETED"  # as the real one: an object that stops matching leaves the watch
                 if meta_only and etype != "BOOKMARK":
                     obj = _metadata_only(obj)
                 yield (json.dumps({"type": etype, "object": obj}) + "\n").encode()

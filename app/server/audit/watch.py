@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from ...inventory import KubeConfig, make_client, status_message
+from .evaluate import audited
 
 __all__ = ["AUDIT_RESOURCES", "AuditObjects", "AuditResource", "ObjectKey", "trim"]
 
@@ -39,6 +40,10 @@ class AuditResource:
     kind: str
     path: str  # the list across all namespaces, e.g. /api/v1/pods
     api_version: str
+    field_selector: str = ""
+    """Only these objects: Pods with ``spec.nodeName=`` (unscheduled), as the scheduler's own
+    informer lists them — a busy cluster's running Pods never reach the audit; a Pod that is
+    scheduled leaves the watch as a DELETED event."""
 
     @property
     def name(self) -> str:
@@ -48,7 +53,7 @@ class AuditResource:
 AUDIT_RESOURCES: tuple[AuditResource, ...] = (
     AuditResource("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1"),
     AuditResource("ResourceClaimTemplate", "/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1"),
-    AuditResource("Pod", "/api/v1/pods", "v1"),
+    AuditResource("Pod", "/api/v1/pods", "v1", field_selector="spec.nodeName="),
     AuditResource("Deployment", "/apis/apps/v1/deployments", "apps/v1"),
     AuditResource("ReplicaSet", "/apis/apps/v1/replicasets", "apps/v1"),
     AuditResource("StatefulSet", "/apis/apps/v1/statefulsets", "apps/v1"),
@@ -63,7 +68,9 @@ _KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation", "
 
 def trim(obj: dict[str, Any], resource: AuditResource) -> dict[str, Any]:
     """The parts of ``obj`` a review reads, plus ``status.phase`` (Pods) and whether a claim is
-    allocated (``status.allocation`` is replaced by ``{}``: its content is the inventory's business)."""
+    allocated (``status.allocation`` is replaced by ``{}``: its content is the inventory's business).
+    An object the audit does not re-evaluate (an allocated claim, a Pod without DRA, a ReplicaSet
+    of a Deployment) keeps only its metadata: memory follows what is audited."""
     found = obj.get("metadata")
     meta: dict[str, Any] = found if isinstance(found, dict) else {}
     out: dict[str, Any] = {
@@ -82,6 +89,8 @@ def trim(obj: dict[str, Any], resource: AuditResource) -> dict[str, Any]:
             kept["allocation"] = {}
         if kept:
             out["status"] = kept
+    if not audited(out):
+        out.pop("spec", None)
     return out
 
 
@@ -234,6 +243,8 @@ class AuditObjects:
         rv: str | None = None
         for _ in range(100_000):
             params: dict[str, str | int] = {"limit": self._page_size}
+            if stream.resource.field_selector:
+                params["fieldSelector"] = stream.resource.field_selector
             if cont:
                 params["continue"] = cont
             resp = await client.get(stream.resource.path, params=params)
@@ -265,6 +276,8 @@ class AuditObjects:
         params: dict[str, str | int] = {"watch": "true", "allowWatchBookmarks": "true",
                                         "resourceVersion": stream.resource_version or "0",
                                         "timeoutSeconds": timeout}
+        if stream.resource.field_selector:
+            params["fieldSelector"] = stream.resource.field_selector
         req_timeout = httpx.Timeout(connect=5.0, read=timeout + 30.0, write=10.0, pool=5.0)
         async with client.stream("GET", stream.resource.path, params=params, timeout=req_timeout) as resp:
             if resp.status_code != 200:

@@ -18,7 +18,7 @@ from draguard.server.audit import AuditObjects, Auditor, AuditSettings
 from fakeapi import FakeCluster
 from kube.helpers import LoopThread, wait_for
 
-from server.audit.objects import device_class, node, pod, pool, template
+from server.audit.objects import claim, device_class, node, pod, pool, template
 
 SETTINGS = AuditSettings(period_seconds=1.0, grace_seconds=0.3, debounce_seconds=0.05, poll_seconds=0.02,
                          lease_seconds=2, writes_per_second=200, write_burst=200, identity="replica-a")
@@ -196,3 +196,38 @@ def test_one_writer_among_replicas_and_failover_keeps_reports(
     finally:
         for lt in (second_loop, inv_loop):
             lt.stop()
+
+
+def test_capacity_in_use_appears_while_gpus_are_held_and_clears_when_freed(cluster: FakeCluster, start: Any) -> None:
+    """The "now" findings: a claim that fits an empty cluster but not today's allocations gets a
+    ``CapacityInUse`` warning in its own namespace's report — holders elsewhere counted, never
+    named — and the result goes once a holder is deleted (capacity freed)."""
+    cluster.put("deviceclasses", device_class())
+    cluster.put("nodes", node("n1"))
+    cluster.put("resourceslices", pool("n1", "80Gi"))  # two GPUs
+    for i in range(2):
+        held = claim("team-a", f"holder-{i}", "8Gi", allocated=True)
+        held["status"]["allocation"]["devices"]["results"][0].update(pool="n1", device=f"gpu-{i}")
+        cluster.put("resourceclaims", held)
+    cluster.put("resourceclaims", claim("team-b", "waiting", "8Gi"))
+    run = start()
+    got = wait_for(lambda: reports(cluster).get("team-b"), what="team-b's report")
+    results = [(r["rule"], r["result"], r["resources"][0]["name"]) for r in got["results"]]
+    assert ("CapacityInUse", "warn", "waiting") in results, results
+    assert "holder" not in str(got) and "team-a" not in str(got)  # counts, never names, of other namespaces
+    assert "team-a" not in reports(cluster)  # the holders are allocated: not audited
+    cluster.delete("resourceclaims", "holder-0", namespace="team-a")  # a job ends: a GPU is free
+    wait_for(lambda: "team-b" not in reports(cluster), what="the result cleared once capacity is free")
+    assert run.auditor.stats()["results"] == {}
+
+
+def test_only_unscheduled_pods_are_watched(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    cluster.put("pods", pod("team-a", "running", "t", node_name="n1"))
+    cluster.put("pods", pod("team-a", "waiting", "t"))
+    objects = AuditObjects(load_kube_config(kubeconfig), backoff=(0.02, 0.1))
+    loop_thread.submit(objects.run())
+    wait_for(lambda: objects.synced, what="listed")
+    assert [o["metadata"]["name"] for o in objects.objects() if o["kind"] == "Pod"] == ["waiting"]
+    assert any(q.get("fieldSelector") == "spec.nodeName=" for q in cluster.list_requests("pods"))
+    cluster.put("pods", pod("team-a", "waiting", "t", node_name="n1"))  # scheduled: it leaves the watch
+    wait_for(lambda: not [o for o in objects.objects() if o["kind"] == "Pod"], what="the scheduled pod gone")

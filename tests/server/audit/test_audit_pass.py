@@ -214,3 +214,16 @@ def test_clean_answers_are_shared_across_namespaces_findings_never() -> None:
     # a pod whose template is missing in its namespace is not sharing the others' clean answer
     lonely = pod("elsewhere", "p", "t8")
     assert engine.evaluate([*objects, lonely], inv).reviewed == 1
+
+
+def test_objects_not_audited_keep_only_their_metadata() -> None:
+    from draguard.server.audit import AUDIT_RESOURCES
+    from draguard.server.audit.watch import trim
+
+    by_kind = {r.kind: r for r in AUDIT_RESOURCES}
+    assert "spec" in trim(pod("a", "p", "t"), by_kind["Pod"])
+    running = trim(pod("a", "p", "t", phase="Running"), by_kind["Pod"])
+    assert "spec" not in running and running["metadata"]["name"] == "p"
+    held = trim(claim("a", "c", "8Gi", allocated=True), by_kind["ResourceClaim"])
+    assert "spec" not in held and held["status"] == {"allocation": {}}
+    assert by_kind["Pod"].field_selector == "spec.nodeName="  # only unscheduled Pods are listed at all
