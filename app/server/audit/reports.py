@@ -15,7 +15,8 @@ The mapping, and why:
   byte-for-byte unchanged and the writer has nothing to write;
 * no ``pass`` results: one per audited object would make reports of busy namespaces huge (an
   object in etcd is limited to about 1.5 MiB) for no information; ``summary.pass`` stays 0.
-  At most :data:`MAX_RESULTS` results per report; the rest are counted in an annotation.
+  At most :data:`MAX_RESULTS` results (and about 1 MiB) per report; the rest are counted in an
+  annotation.
 
 A report holds results about its own namespace's objects only: messages come from the pipeline,
 which names objects of the object's own namespace and counts those of others.
@@ -37,6 +38,8 @@ LABELS = {MANAGED_BY: "draguard"}
 OMITTED_ANNOTATION = "draguard.dev/results-omitted"
 MAX_RESULTS = 1000
 MAX_MESSAGE = 2048
+MAX_REPORT_BYTES = 1 << 20
+"""An object in etcd is limited to about 1.5 MiB: a report stays well below."""
 API_VERSION = "wgpolicyk8s.io/v1alpha2"
 
 
@@ -87,8 +90,15 @@ def build_reports(
     reports: dict[str, dict[str, Any]] = {}
     for ns, findings in by_ns.items():
         findings.sort(key=lambda f: (f.subject.kind, f.subject.name, f.reason, f.field, f.message))
-        kept, omitted = findings[:MAX_RESULTS], len(findings) - MAX_RESULTS
-        results = [_result(f, first_seen.get(f.identity, 0.0)) for f in kept]
+        results: list[dict[str, Any]] = []
+        size = 0
+        for f in findings[:MAX_RESULTS]:
+            r = _result(f, first_seen.get(f.identity, 0.0))
+            size += len(r["message"]) + 400  # the result's other fields, about 400 bytes as JSON
+            if size > MAX_REPORT_BYTES:
+                break
+            results.append(r)
+        omitted = len(findings) - len(results)
         summary = {"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0}
         for r in results:
             summary[r["result"]] += 1

@@ -1,5 +1,5 @@
 """The audit through the real control plane (kube-apiserver, kube-scheduler, kube-controller-manager
-from ../shared/tools; Nodes without a kubelet): a Deployment fills the GPUs, then a pod that fits an
+unpacked by scripts/setup-apiserver.sh; Nodes without a kubelet): a Deployment fills the GPUs, then a pod that fits an
 empty cluster but not today's stays Pending — the audit publishes a ``CapacityInUse`` result for it
 within the grace period plus one resync, naming no object of another namespace, and removes it
 once the Deployment is scaled down (the pod is scheduled, its devices are held by it now).
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import realapi
 import yaml
-from draguard.inventory import build_inventory
+from draguard.inventory import StaticInventory
 from draguard.inventory.kube import KubeInventory
 from draguard.inventory.kubeconfig import load_kube_config
 from draguard.k8s import Document, Reason
@@ -33,13 +33,15 @@ GPU_TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTempla
                 "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
 
 
-def pods_reviewed_now() -> str | None:
+def pods_reviewed_now(tmp: Path) -> str | None:
     """Why this test cannot pass yet (None when it can): does the pipeline say ``CapacityInUse``
-    for a pending pod whose only GPU another claim holds?"""
+    for a pending pod whose only GPU another namespace's claim holds?"""
     held = claim("other", "holder", "1Gi", allocated=True)
     held["status"]["allocation"]["devices"]["results"][0].update(pool="n1", device="gpu-0")
-    inventory = build_inventory([device_class(), pool("n1", "80Gi", devices=1), node("n1"), held,
-                                 {**GPU_TEMPLATE, "metadata": {"name": "one-gpu", "namespace": "team"}}])
+    files = tmp / "probe.yaml"
+    files.write_text(yaml.safe_dump_all([device_class(), pool("n1", "80Gi", devices=1), node("n1"), held,
+                                         {**GPU_TEMPLATE, "metadata": {"name": "one-gpu", "namespace": "team"}}]))
+    inventory = StaticInventory([str(files)]).snapshot()
     waiting = pod("team", "waiting", "one-gpu")
     review = review_documents([Document(obj=waiting)], inventory=inventory,
                               options=ReviewOptions(admission=True), merge_inventory_objects=False)
@@ -62,7 +64,7 @@ def reports(api: realapi.LiveApiServer, ns: str) -> list[dict[str, Any]]:
 
 
 def test_capacity_in_use_reported_then_cleared_through_the_real_control_plane(tmp_path: Path) -> None:
-    why = pods_reviewed_now()
+    why = pods_reviewed_now(tmp_path)
     if why:
         pytest.skip(why)
     with realapi.LiveControlPlane(write_inventory(tmp_path / "inventory")) as api:

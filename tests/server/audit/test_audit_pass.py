@@ -227,3 +227,11 @@ def test_objects_not_audited_keep_only_their_metadata() -> None:
     held = trim(claim("a", "c", "8Gi", allocated=True), by_kind["ResourceClaim"])
     assert "spec" not in held and held["status"] == {"allocation": {}}
     assert by_kind["Pod"].field_selector == "spec.nodeName="  # only unscheduled Pods are listed at all
+
+
+def test_report_stays_below_the_etcd_object_limit() -> None:
+    long = [finding(f"t{i:04d}", message="x" * 2000) for i in range(900)]
+    report = build_reports(long, {})["a"]
+    kept = len(report["results"])
+    assert 0 < kept < 900 and int(report["metadata"]["annotations"]["draguard.dev/results-omitted"]) == 900 - kept
+    assert len(str(report)) < 1_500_000
