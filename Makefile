@@ -40,9 +40,13 @@ reasons: $(STAMP)
 run: $(STAMP)
 	bash scripts/run-demo.sh
 
-## bench: every benchmark under benchmarks/ (median of several runs each)
+## bench: every benchmark under benchmarks/ (median of several runs each); the raw output of the
+## whole run goes into benchmarks/RESULTS.md ("make-bench" section), each script's own figures too
 bench: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@rm -rf .bench && mkdir -p .bench && echo "$$(date -u '+%Y-%m-%d %H:%M') UTC, load average $$(cut -d' ' -f1-3 /proc/loadavg)" > .bench/started
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; DRAGUARD_BENCH_WRITE=1 $(BIN)/python $$b > .bench/$$(basename $$b .py).txt 2>&1; \
+		rc=$$?; cat .bench/$$(basename $$b .py).txt; [ $$rc = 0 ] || echo "(exit status $$rc)" | tee -a .bench/$$(basename $$b .py).txt; done
+	$(BIN)/python benchmarks/results.py record .bench
 
 ## apiserver: the real kube-apiserver (+ scheduler, controller-manager) and etcd that tests/realapi.py
 ## uses, and helm for the chart tests (best effort: what cannot be had is skipped, and said)

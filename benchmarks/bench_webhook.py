@@ -303,7 +303,7 @@ def main() -> int:
                 stop(proc)
         lines = summary(args, bodies, starts, rss_ready, runs, mem, (load_start, os.getloadavg()[0]))
     print("\n".join(lines))
-    if args.write:
+    if args.write or os.environ.get("DRAGUARD_BENCH_WRITE"):
         cmd = f"python benchmarks/bench_webhook.py --devices {args.devices} --repeat {args.repeat} --seconds {args.seconds:g}"
         section_name = f"webhook-{args.devices}"
         write_section(f"<!-- {section_name}:start -->", f"<!-- {section_name}:end -->",

@@ -1,0 +1,243 @@
+"""State at cluster scale: 50,000 allocated ResourceClaims watched, with churn (issue #21 item 4).
+
+Plain script (``python benchmarks/bench_state.py [--claims 50000] [--rate 50] [--repeat 3]``).
+Two real ``draguard serve --kubeconfig`` processes, each list+watching its own fake API server
+(tests/fakeapi) that holds the same 10k-device inventory (:mod:`workload`'s shape): one with no
+ResourceClaims, one with ``--claims`` allocated claims in 1,000 namespaces — each claim one
+result on a shareable GPU or NIC (``shareID`` and ``consumedCapacity``), a node selector and a
+``reservedFor`` pod, as the scheduler writes them — while a thread re-allocates ``--rate``
+claims per second through the watch (each update moves one claim's allocation to another device).
+
+Reported: RSS at ready of both (the one with claims once all of them are listed: ``/readyz``
+counts them) and at the end; then, interleaved with the no-op floor server (:mod:`floor`), the
+1-client latency of the twelve-claim mix against both — p50/p99 and the ratio of p99 with the
+claims to p99 without.  Goals: ≤ 150 MB added, p99 within 1.5× of the figure without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench_webhook import (  # noqa: E402
+    Connection,
+    cpu_seconds,
+    free_port,
+    load,
+    review_body,
+    rss_mb,
+    start_floor,
+    stop,
+)
+from draguard.certs import generate_bundle, write_bundle  # noqa: E402
+from fakeapi import FakeCluster, serve_fake_api  # noqa: E402
+from results import write_section  # noqa: E402
+from workload import CLAIMS, make_inventory  # noqa: E402
+
+RESOURCE = {"DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "Node": "nodes"}
+SHARE = {"A100": ("memory", "5Gi"), "A40": ("memory", "4Gi"), "L4": ("memory", "6Gi")}
+
+
+def shareable_devices(objects: list[dict[str, Any]]) -> list[tuple[str, str, str, str, str, str]]:
+    """(driver, pool, device, node, capacity name, one share) of every device that takes shares."""
+    out = []
+    for obj in objects:
+        if obj["kind"] != "ResourceSlice":
+            continue
+        spec = obj["spec"]
+        for dev in spec["devices"]:
+            if not dev.get("allowMultipleAllocations"):
+                continue
+            if spec["driver"] == "nic.example.com":
+                share = ("bandwidth", "1G")
+            else:
+                share = SHARE[dev["attributes"]["model"]["string"]]
+            out.append((spec["driver"], spec["pool"]["name"], dev["name"], spec["nodeName"], *share))
+    return out
+
+
+def allocated_claim(i: int, device: tuple[str, str, str, str, str, str]) -> dict[str, Any]:
+    driver, pool, name, node, capacity, amount = device
+    cls = "nic.example.com" if driver == "nic.example.com" else "shared-gpu.example.com"
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": f"claim-{i:06d}", "namespace": f"team-{i % 1000:04d}", "uid": str(uuid.UUID(int=i + 1))},
+        "spec": {"devices": {"requests": [{"name": "dev", "exactly": {
+            "deviceClassName": cls, "capacity": {"requests": {capacity: amount}}}}]}},
+        "status": {
+            "allocation": {
+                "devices": {"results": [{"request": "dev", "driver": driver, "pool": pool, "device": name,
+                                         "shareID": str(uuid.UUID(int=(i + 1) << 64)),
+                                         "consumedCapacity": {capacity: amount}}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]},
+            },
+            "reservedFor": [{"resource": "pods", "name": f"pod-{i:06d}", "uid": str(uuid.UUID(int=i + 7))}],
+        },
+    }
+
+
+def fill(cluster: FakeCluster, objects: list[dict[str, Any]]) -> None:
+    for obj in objects:
+        cluster.put(RESOURCE[obj["kind"]], obj)
+
+
+def churn(cluster: FakeCluster, claims: list[dict[str, Any]], devices: list[Any], rate: float,
+          stop_flag: threading.Event, counter: list[int]) -> None:
+    """Move one claim's allocation to another device, ``rate`` times a second (open loop)."""
+    rng = random.Random(5)
+    started = time.perf_counter()
+    while not stop_flag.is_set():
+        i = rng.randrange(len(claims))
+        claims[i] = allocated_claim(i, devices[rng.randrange(len(devices))])
+        cluster.put("resourceclaims", claims[i])
+        counter[0] += 1
+        pause = started + counter[0] / rate - time.perf_counter()
+        if pause > 0:
+            time.sleep(pause)
+
+
+def serve(api_url: str, api_ca: str, tmp: Path, name: str) -> tuple[subprocess.Popen[bytes], int, str]:
+    work = tmp / name
+    work.mkdir()
+    (work / "kubeconfig").write_text(yaml.safe_dump({
+        "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": api_url, "certificate-authority": api_ca}}],
+        "users": [{"name": "u", "user": {"token": "state-token"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    }))
+    tls = write_bundle(generate_bundle("draguard", "draguard", extra_sans=["127.0.0.1"]), work)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port), "--tls-cert",
+         str(tls["cert"]), "--tls-key", str(tls["key"]), "--kubeconfig", str(work / "kubeconfig"),
+         "--log-level", "info", "--shutdown-drain-seconds", "0"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, port, str(tls["ca"])
+
+
+def wait_ready(proc: subprocess.Popen[bytes], port: int, ca: str, claims: int, timeout: float = 600) -> float:
+    """Seconds until ``/readyz`` is 200 and the server has listed ``claims`` ResourceClaims."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if proc.poll() is not None:
+            raise SystemExit("draguard serve exited during start-up")
+        try:
+            conn = Connection(port, ca)
+            conn.conn.request("GET", "/readyz")
+            resp = conn.conn.getresponse()
+            detail = json.loads(resp.read() or b"{}")
+            listed = detail.get("inventory", {}).get("objects", {}).get("resourceclaims", 0)
+            if resp.status == 200 and listed >= claims:
+                return time.perf_counter() - t0
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise SystemExit("draguard serve did not list every claim in time")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devices", type=int, default=10_000)
+    parser.add_argument("--claims", type=int, default=50_000)
+    parser.add_argument("--rate", type=float, default=50.0)
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--write", action="store_true", help="replace this script's section of RESULTS.md")
+    args = parser.parse_args()
+    load_start = os.getloadavg()[0]
+    objects = make_inventory(args.devices)
+    devices = shareable_devices(objects)
+    claims = [allocated_claim(i, devices[i % len(devices)]) for i in range(args.claims)]
+    bodies = [review_body(c) for c in CLAIMS]
+    lines: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        api_tls = write_bundle(generate_bundle("fakeapi", "fakeapi", extra_sans=["127.0.0.1"]), tmp / "api")
+        bare, held = FakeCluster(token="state-token"), FakeCluster(token="state-token")
+        fill(bare, objects)
+        fill(held, objects)
+        for claim in claims:
+            held.put("resourceclaims", claim)
+        with serve_fake_api(bare, cert=api_tls["cert"], key=api_tls["key"]) as api_bare, \
+                serve_fake_api(held, cert=api_tls["cert"], key=api_tls["key"]) as api_held:
+            p_bare, port_bare, ca_bare = serve(api_bare.url, str(api_tls["ca"]), tmp, "bare")
+            ready_bare = wait_ready(p_bare, port_bare, ca_bare, 0)
+            rss_bare = rss_mb(p_bare.pid)
+            p_held, port_held, ca_held = serve(api_held.url, str(api_tls["ca"]), tmp, "held")
+            ready_held = wait_ready(p_held, port_held, ca_held, args.claims)
+            rss_held = rss_mb(p_held.pid)
+            floor_proc, floor_port, floor_ca = start_floor(tmp)
+            stop_flag, updates = threading.Event(), [0]
+            churner = threading.Thread(target=churn, args=(held, claims, devices, args.rate, stop_flag, updates),
+                                       daemon=True)
+            try:
+                servers = {"without claims": (port_bare, ca_bare, p_bare.pid),
+                           "with claims": (port_held, ca_held, p_held.pid),
+                           "floor": (floor_port, floor_ca, floor_proc.pid)}
+                for port, ca, _ in servers.values():
+                    conn = Connection(port, ca)
+                    for b in bodies:
+                        conn.post("/validate", b)
+                churner.start()
+                churn_started = time.perf_counter()
+                runs: list[dict[str, dict[str, float]]] = []
+                for r in range(args.repeat):
+                    order = list(servers) if r % 2 == 0 else list(servers)[::-1]
+                    row = {}
+                    for name in order:
+                        port, ca, pid = servers[name]
+                        before = cpu_seconds(pid)
+                        row[name] = load(port, ca, bodies, args.seconds, 1)
+                        row[name]["server_cpu_us"] = round(
+                            (cpu_seconds(pid) - before) / max(row[name]["reviews_per_s"] * args.seconds, 1) * 1e6)
+                    runs.append(row)
+                churn_rate = updates[0] / (time.perf_counter() - churn_started)
+                rss_end = rss_mb(p_held.pid)
+            finally:
+                stop_flag.set()
+                for proc in (floor_proc, p_held, p_bare):
+                    stop(proc)
+
+    def med(name: str, key: str) -> float:
+        return statistics.median(r[name][key] for r in runs)
+
+    p99_ratio = statistics.median(r["with claims"]["p99_ms"] / r["without claims"]["p99_ms"] for r in runs)
+    lines.append(f"{args.devices} GPUs (+NICs) watched from a fake API server; {args.claims:,} allocated claims in "
+                 f"1,000 namespaces, re-allocated at {churn_rate:.0f}/s through the watch during the latency runs")
+    lines.append(f"RSS at ready: without claims {rss_bare:.0f} MB (ready in {ready_bare:.1f} s); with them "
+                 f"{rss_held:.0f} MB once all {args.claims:,} are listed ({ready_held:.1f} s): "
+                 f"+{rss_held - rss_bare:.0f} MB; after the runs under churn {rss_end:.0f} MB")
+    for name in ("without claims", "with claims", "floor"):
+        lines.append(f"latency, 1 client, {name:14s}: p50 {med(name, 'p50_ms'):.2f} ms, p99 {med(name, 'p99_ms'):.2f} ms, "
+                     f"{med(name, 'reviews_per_s'):.0f} reviews/s, server CPU {med(name, 'server_cpu_us'):.0f} us/review")
+    lines.append(f"p99 with the claims / p99 without: {p99_ratio:.2f}x (median of {args.repeat} interleaved runs); "
+                 f"load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print("\n".join(lines))
+    if args.write or os.environ.get("DRAGUARD_BENCH_WRITE"):
+        cmd = f"python benchmarks/bench_state.py --claims {args.claims} --rate {args.rate:g} --repeat {args.repeat}"
+        write_section("<!-- state:start -->", "<!-- state:end -->",
+                      "<!-- state:start -->\n```\n$ " + cmd + "\n" + "\n".join(lines) + "\n```\n<!-- state:end -->")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
