@@ -279,6 +279,8 @@ class _SharedParts:
         self.bodies: dict[str, _Body] = {}
         self.used: set[str] = set()
         self.nodes: dict[object, NodeInfo] = {}
+        self.taints: dict[object, tuple[Any, ...]] = {}
+        """One taints tuple per distinct set of taints, shared by every node that has it."""
 
     def body(self, body_text: str, dev: Device) -> _Body:
         got = self.bodies.get(body_text)
@@ -303,7 +305,8 @@ class _SharedParts:
                info.unschedulable, info.device_plugin)
         got = self.nodes.get(key)
         if got is None:
-            got = self.nodes[key] = info
+            taints = self.taints.setdefault(key[1], info.taints)
+            got = self.nodes[key] = dataclasses.replace(info, taints=taints) if taints is not info.taints else info
         return got
 
 

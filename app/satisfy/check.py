@@ -68,6 +68,7 @@ class _Claim:
         self._dev_keys: dict[int, int] = {}
         """Claim profile id → device key."""
         self._interned: dict[object, int] = {}
+        self._class_keys: list[object] | None = None
         self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
 
     def constraints(self) -> list[ConstraintState]:
@@ -110,6 +111,12 @@ class _Claim:
 
         Groups with the same profiles in the same pool layout (one class of the projection) have
         the same key, so the key is built from the devices of one group per class only."""
+        if self._class_keys is not None:
+            return self._class_keys
+        self._class_keys = self._load_group_keys()
+        return self._class_keys
+
+    def _load_group_keys(self) -> list[object]:
         hit = self.inventory.cache.get(self.cache_key)
         if not isinstance(hit, tuple):
             inventory = self.inventory

@@ -68,13 +68,21 @@ class PlacementFilter:
             t.match_fields for t in (affinity.node_selector_terms if affinity else ())
         ) or any(t.match_fields for sel in self.pins for t in sel.node_selector_terms)
         self._by_name = by_name
+        keys = set(placement.node_selector)
+        for sel in ([affinity] if affinity else []) + self.pins:
+            for t in sel.node_selector_terms:
+                keys.update(r.key for r in t.match_expressions)
+        self._keys = tuple(sorted(keys))
+        """The label keys the filters read: nodes equal on these (and on taints, cordon) are alike."""
         self._memo: dict[object, tuple[Filter, str] | None] = {}
 
     def miss(self, name: str, info: NodeInfo | None, *, lenient: bool = False) -> tuple[Filter, str] | None:
         """Why the pod may not use node ``name`` (the filter and a detail), or None if it may.
         ``lenient`` ignores what is only "for now": a cordon and the node lifecycle controller's
         taints (``node.kubernetes.io/…``: not-ready, unreachable, pressure) — nodes come back."""
-        key: object = ((name, id(info)) if self._by_name else id(info), lenient)
+        seen: object = None if info is None else (
+            tuple(info.labels.get(k) for k in self._keys), id(info.taints), info.unschedulable)
+        key: object = ((name, seen) if self._by_name else seen, lenient)
         if key in self._memo:
             return self._memo[key]
         got = self._decide(name, info, lenient)

@@ -13,7 +13,7 @@ doubt about the inventory (:mod:`.doubts`) make the answer unknown, never a deni
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..inventory import Inventory, NodeGroup
@@ -72,6 +72,10 @@ class PodProblem:
             got = self._variants[relevant] = (self._problem(claims), tuple(claims))
         return got
 
+    def variants(self) -> list[tuple[_Claim, tuple[PodClaim, ...]]]:
+        """The problems built so far (one per set of device-plugin resources met)."""
+        return list(self._variants.values())
+
     def _problem(self, claims: Sequence[PodClaim]) -> _Claim:
         plans: list[RequestPlan] = []
         for i, c in enumerate(claims):
@@ -82,11 +86,25 @@ class PodProblem:
     def candidates(self) -> tuple[list[Candidate], list[tuple[NodeGroup, str]]]:
         """Per node group: the nodes that pass the filters (split by implicit-claim variant), and
         the groups no node of which passes, with the reason."""
-        out: list[Candidate] = []
         excluded: list[tuple[NodeGroup, str]] = []
+        return list(self.walk(excluded)), excluded
+
+    def walk(self, excluded: list[tuple[NodeGroup, str]]) -> Iterator[Candidate]:
+        """:meth:`candidates` lazily, in inventory order (nodes out only for now last): a check
+        that stops at the first class that fits never filters the nodes after it."""
+        later: list[Candidate] = []
         infos = self.inventory.node_info
+        miss_of = self.filter.miss
+        plain = self.variant(frozenset())
         for position, group in enumerate(self.inventory.groups):
             names = group.nodes or ("",)
+            if len(names) == 1:  # the common case, node-local slices: no grouping of nodes needed
+                name = names[0]
+                info = infos.get(name) if name else None
+                if miss_of(name, info) is None:
+                    problem, claims = plain if info is None or not info.device_plugin else self.variant(info.device_plugin)
+                    yield Candidate(group, names if name else (), problem, claims, "", position)
+                    continue
             passing: dict[tuple[frozenset[str], str], list[str]] = {}
             misses: dict[Filter, str] = {}
             for name in names:
@@ -104,9 +122,12 @@ class PodProblem:
                 excluded.append((group, "; ".join(misses.values())))
             for (plugins, transient), members in passing.items():
                 problem, claims = self.variant(plugins)
-                out.append(Candidate(group, tuple(n for n in members if n), problem, claims, transient, position))
-        out.sort(key=lambda c: bool(c.transient))
-        return out, excluded
+                cand = Candidate(group, tuple(n for n in members if n), problem, claims, transient, position)
+                if transient:
+                    later.append(cand)
+                else:
+                    yield cand
+        yield from later
 
 
 def _label(nodes: tuple[str, ...], group: NodeGroup) -> str:
@@ -171,21 +192,23 @@ def check_pod(
     every node class (``draguard explain``, DaemonSets) instead of stopping at the first that fits.
     """
     pod = PodProblem(request, inventory, target)
-    candidates, excluded = pod.candidates()
-    if not request.claims and not any(c.problem.plans for c in candidates):
+    if not request.claims and not request.containers:
         return PodVerdict([], None)
-    for cand in candidates:
-        notes = _preflight(cand.problem, cand.claims, inventory, strict)
+    plugin_sets: set[frozenset[str]] = {frozenset()} | {i.device_plugin for i in inventory.node_info.values()}
+    for plugins in plugin_sets:
+        problem, claims = pod.variant(plugins)
+        notes = _preflight(problem, claims, inventory, strict)
         if notes:
             return PodVerdict(notes, False if any(n.severity is Severity.ERROR for n in notes) else None)
+    if not any(problem.plans for problem, _ in pod.variants()) and not pod.allocated:
+        return PodVerdict([], None)
+    excluded: list[tuple[NodeGroup, str]] = []
     held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
     deadline = budget.deadline if budget is not None else None
     memo: dict[object, tuple[Outcome, bool]] = {}
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
-    for group, why in excluded:
-        per_class.append(ClassVerdict(group.label, group.nodes, False, why, eligible=False))
-    for cand in candidates:
+    for cand in pod.walk(excluded):
         if deadline is not None and time.monotonic() > deadline:
             results.append((cand, Outcome("deadline"), True))
             break
@@ -200,6 +223,7 @@ def check_pod(
             continue
         reason = class_reason(cand, outcome, held, deadline, _phrase) if outcome.kind in ("unsat", "fatal") else outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in ("unsat", "fatal") else None, reason))
+    per_class[:0] = [ClassVerdict(group.label, group.nodes, False, why, eligible=False) for group, why in excluded]
     return _verdict(request, inventory, results, excluded, per_class)
 
 

@@ -99,10 +99,35 @@ def class_reason(
         fitting.append(phrase(claim))
     if len(claims) <= 1:
         return _stall_text(outcome, cand.problem.plans)
+    counted = _joint_shortfall(cand.problem, cand.group)
+    if counted is not None:
+        return f"each claim fits alone, not all together: {counted}"
     plans = cand.problem.plans
     stalled = claims[plans[outcome.depth].claim] if 0 < outcome.depth < len(plans) else None
     where = f"; {phrase(stalled)} finds nothing left once the claims before it are placed" if stalled else ""
     return f"each claim fits alone, not all together (devices, capacity or counters they share run out){where}"
+
+
+def _joint_shortfall(problem: _Claim, group: NodeGroup) -> str | None:
+    """Requests of several claims that compete for the same dedicated devices, counted: "together
+    they need 3 devices of class gpu.example.com, these nodes have 2"."""
+    devices = problem.inventory.devices
+    need: dict[int, int] = {}
+    first: dict[int, Alternative] = {}
+    for plan in problem.plans:
+        if len(plan.alternatives) != 1 or plan.alternatives[0].all_mode or plan.alternatives[0].admin:
+            continue
+        alt = plan.alternatives[0]
+        key = id(problem.cands[alt.key])
+        need[key] = need.get(key, 0) + alt.count
+        first.setdefault(key, alt)
+    for key, wanted in need.items():
+        alt = first[key]
+        cand = problem.cands[alt.key]
+        usable = [devices[i] for i in group.devices if cand.entry(devices[i]).status is Status.OK]
+        if usable and not any(d.multi for d in usable) and len(usable) < wanted:
+            return f"together they need {wanted} devices of class {alt.class_name}, these nodes have {len(usable)}"
+    return None
 
 
 def summary(

@@ -56,6 +56,23 @@ def _hold(held: Held, outcome: Outcome) -> Held:
     return Held(frozenset(used), consumed, counters)
 
 
+def _devices_shared(inventory: Inventory) -> bool:
+    """Whether some device is reachable from more than one node group (once per snapshot)."""
+    key = ("devices-shared-between-groups",)
+    got = inventory.cache.get(key)
+    if isinstance(got, bool):
+        return got
+    seen: set[int] = set()
+    shared = False
+    for g in inventory.groups:
+        if not seen.isdisjoint(g.devices):
+            shared = True
+            break
+        seen.update(g.devices)
+    inventory.cache.put(key, shared, weight=1)
+    return shared
+
+
 def _greedy(cand: Candidate, start: Held, limit: int, deadline: float | None) -> tuple[int, bool]:
     """Pods placed one after another on this node group; False when cut short by the deadline."""
     held, placed = start, 0
@@ -85,11 +102,11 @@ def count_replicas(
         return ReplicaCount(replicas, True)
     deadline = budget.deadline if budget is not None else None
     start = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
-    reach = Counter(i for c in real for i in c.group.devices)
-    exact = all(n == 1 for n in reach.values())
+    exact = not _devices_shared(inventory) or all(n == 1 for n in Counter(i for c in real for i in c.group.devices).values())
     shared = any(c.shared for c in pod.pending)
     memo: dict[object, tuple[int, bool]] = {}
     per_group: list[int] = []
+    total = 0
     for cand in real:
         key: object = None
         if start.empty:
@@ -104,7 +121,8 @@ def count_replicas(
         n, decided = got
         exact = exact and decided
         per_group.append(n)
-        if not shared and sum(per_group) >= replicas:
+        total += n
+        if not shared and total >= replicas:
             break  # every replica has a place: the count is exact whatever the other groups take
     if shared:
         fit, exact = _shared_count(pod, request, inventory, real, start, replicas, deadline, target)
