@@ -32,7 +32,7 @@ from ..inventory import (
     load_kube_config,
     open_inventory,
 )
-from ..k8s import FeatureGateError, Reason, Target, bulk_allocation, parse_target
+from ..k8s import DraguardError, FeatureGateError, Reason, Target, bulk_allocation, parse_target
 from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from .app import create_app
 from .audit import AuditObjects, Auditor, AuditSettings
@@ -49,12 +49,12 @@ __all__ = ["add_serve_arguments", "build_state", "run_serve"]
 log = logging.getLogger("draguard.serve")
 
 
-class UsageError(Exception):
+class UsageError(DraguardError):
     """A flag combination or input that cannot work; ``run_serve`` exits 2 with the message."""
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``draguard serve`` (DESIGN.md §3)."""
+    """Arguments of ``draguard serve`` (README "The CLI")."""
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default 8443)")
     parser.add_argument("--tls-cert", help="serving certificate (PEM); reloaded when the file changes")

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from ..inventory import status_message
+from ..k8s import DraguardError
 
 __all__ = ["Conflict", "NotFound", "ObjectApiError", "ObjectClient", "object_path"]
 
@@ -29,7 +30,7 @@ _PREFIXES = {
 }
 
 
-class ObjectApiError(Exception):
+class ObjectApiError(DraguardError):
     """The API server refused a request (status and its message)."""
 
     def __init__(self, status: int, message: str) -> None:

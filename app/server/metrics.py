@@ -3,7 +3,7 @@
 Why an own :class:`CollectorRegistry` per app: several apps (tests, the benchmark) live in one
 process, and the global registry would refuse duplicate metric names.  Latency is in seconds
 (the Prometheus base unit) with buckets from 1 ms to 5 s: webhook SLOs are alerted on p99 and a
-5 s smallest bucket makes that impossible (anchors §5 #12).  Inventory and certificate figures
+5 s smallest bucket makes that impossible.  Inventory and certificate figures
 are read at scrape time from the live objects, so they are never out of date and need no
 bookkeeping on the hot path.
 

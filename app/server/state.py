@@ -74,7 +74,7 @@ class ServerState:
 
         A *stale* inventory after the first sync keeps the pod ready (it is reported here and
         reviews warn): pulling every replica out of the Service on an API-server hiccup would
-        turn a ``failurePolicy: Fail`` webhook into an outage (anchors §5 #1, #4).
+        turn a ``failurePolicy: Fail`` webhook into an outage.
         """
         inventory = dict(self.inventory.status())
         inventory["problem"] = self.inventory.problem()
