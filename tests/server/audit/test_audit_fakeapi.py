@@ -79,16 +79,18 @@ def test_pool_removed_publishes_unsatisfiable_per_namespace_and_adding_it_back_c
                                                "name": "big-gpu", "namespace": "team-a", "uid": "uid-team-a-big-gpu"}
     assert "team-b" not in str(a) and "trainer" not in str(a)  # a namespace's report speaks of its own objects
     assert "team-a" not in str(b)
-    events = wait_for(lambda: len(cluster.objects_of("events")) == 2 and cluster.objects_of("events"), what="Events")
+    # team-b's pending pod "trainer" uses that template: the pod can never run either (workloads)
+    events = wait_for(lambda: len(cluster.objects_of("events")) == 3 and cluster.objects_of("events"), what="Events")
     assert sorted((e["metadata"]["namespace"], e["involvedObject"]["name"], e["reason"]) for e in events) == [
-        ("team-a", "big-gpu", "Unsatisfiable"), ("team-b", "big-gpu", "Unsatisfiable")]
+        ("team-a", "big-gpu", "Unsatisfiable"), ("team-b", "big-gpu", "Unsatisfiable"),
+        ("team-b", "trainer", "Unsatisfiable")]
     stats = run.auditor.stats()
-    assert stats["leader"] and stats["results"] == {("Unsatisfiable", "fail"): 2}
+    assert stats["leader"] and stats["results"] == {("Unsatisfiable", "fail"): 3}
     # further passes: nothing changed, nothing written, no Event twice
     writes = len(report_writes(cluster))
     done = run.auditor.passes["done"]
     wait_for(lambda: run.auditor.passes["done"] >= done + 2, what="two more passes")
-    assert len(report_writes(cluster)) == writes and len(cluster.objects_of("events")) == 2
+    assert len(report_writes(cluster)) == writes and len(cluster.objects_of("events")) == 3
     # the pool comes back: the results clear and the reports go
     cluster.put("resourceslices", pool("big", "80Gi"))
     wait_for(lambda: reports(cluster) == {}, what="reports deleted once satisfiable again")
@@ -134,17 +136,17 @@ def test_without_the_crd_events_and_metrics_only_until_it_appears(
     seed(cluster)
     cluster.delete("resourceslices", "big-gpus")
     run = start()
-    wait_for(lambda: len(cluster.objects_of("events")) == 2, what="Events without the CRD")
+    wait_for(lambda: len(cluster.objects_of("events")) == 3, what="Events without the CRD")
     done = run.auditor.passes["done"]
     wait_for(lambda: run.auditor.passes["done"] >= done + 2, what="more passes")
     assert report_writes(cluster) == []
     assert run.auditor.stats()["reports_enabled"] is False
-    assert run.auditor.stats()["results"] == {("Unsatisfiable", "fail"): 2}
+    assert run.auditor.stats()["results"] == {("Unsatisfiable", "fail"): 3}
     said = [r for r in caplog.records if "not installed" in r.getMessage()]
     assert len(said) == 1  # said once, not per pass
     cluster.policy_reports_installed = True  # the CRD is installed later
     wait_for(lambda: len(reports(cluster)) == 2, what="reports once the CRD appears")
-    assert len(cluster.objects_of("events")) == 2  # no Event twice
+    assert len(cluster.objects_of("events")) == 3  # no Event twice
     assert any("CRD found" in r.getMessage() for r in caplog.records)
 
 
@@ -185,14 +187,14 @@ def test_one_writer_among_replicas_and_failover_keeps_reports(
         wait_for(lambda: one.leader, what="replica-a leads")
         second_loop.submit(two.run())
         wait_for(lambda: len(reports(cluster)) == 2, what="reports by the leader")
-        assert len(cluster.objects_of("events")) == 2
+        assert len(cluster.objects_of("events")) == 3
         wait_for(lambda: two.passes == {} and not two.leader and two.events is not None, what="b follows")
         assert two.passes == {}  # the follower does not even review
         written = len(report_writes(cluster))
         first_loop.stop()  # the leader goes away (its Lease is released on the way out)
         wait_for(lambda: two.leader and two.passes["done"] >= 2, timeout=15, what="replica-b takes over")
         assert len(report_writes(cluster)) == written  # seeded from the reports: nothing rewritten
-        assert len(cluster.objects_of("events")) == 2  # nor announced again
+        assert len(cluster.objects_of("events")) == 3  # nor announced again
     finally:
         for lt in (second_loop, inv_loop):
             lt.stop()
