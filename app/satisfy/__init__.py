@@ -22,6 +22,7 @@ from .pod import (
 )
 from .podcheck import check_pod
 from .replicas import count_replicas
+from .versions import sound_for_target
 
 __all__ = [
     "SEARCH_DEADLINE",
@@ -41,4 +42,5 @@ __all__ = [
     "held_figures",
     "holders_phrase",
     "policy_defaults",
+    "sound_for_target",
 ]
