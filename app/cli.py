@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["entry", "main"]
+__all__ = ["entry", "kubectl_entry", "main"]
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -129,6 +129,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _lint_arguments(lint)
     serve = sub.add_parser("serve", help="run the admission webhook and lint endpoint over HTTPS")
     certs = sub.add_parser("certs", help="generate a CA and serving certificate; inject caBundle")
+    explain = sub.add_parser("explain", help="why a pod or claim is (not) running: per node class, ever and now")
+    capacity = sub.add_parser("capacity", help="what is free where: devices and capacity per class, pool and node")
+    if command == "explain":
+        from .commands import add_explain_arguments
+
+        add_explain_arguments(explain)
+    if command == "capacity":
+        from .commands import add_capacity_arguments
+
+        add_capacity_arguments(capacity)
     if command == "serve":
         from .server import add_serve_arguments
 
@@ -180,6 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .server import run_serve
 
             return run_serve(args)
+        if args.command == "explain":
+            from .commands import run_explain
+
+            return run_explain(args)
+        if args.command == "capacity":
+            from .commands import run_capacity
+
+            return run_capacity(args)
         if args.command == "certs":
             from .certs import run_certs
 
@@ -213,6 +231,12 @@ def entry() -> None:
             sys.exit(code)
         os._exit(code)
     sys.exit(code)
+
+
+def kubectl_entry() -> None:
+    """``kubectl draguard explain pod/NAME`` (and every other command): kubectl runs the
+    ``kubectl-draguard`` program it finds on ``PATH`` with the words after ``draguard``."""
+    entry()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -46,8 +46,9 @@ RANK = {
     "review": 7,
     "report": 8,
     "server": 9,
-    "cli": 10,
-    "__main__": 11,
+    "commands": 10,
+    "cli": 11,
+    "__main__": 12,
 }
 
 
@@ -229,7 +230,7 @@ def test_app_keeps_its_layers_cycles_and_surfaces() -> None:
 
 
 def test_the_ranking_follows_the_documented_order() -> None:
-    order = ["k8s", "cel", "validation", "inventory", "satisfy", "review", "report", "server", "cli"]
+    order = ["k8s", "cel", "validation", "inventory", "satisfy", "review", "report", "server", "commands", "cli"]
     assert [RANK[u] for u in order] == sorted(RANK[u] for u in order)
     assert RANK["capacity"] < RANK["satisfy"] and RANK["certs"] < RANK["server"]
 

@@ -8,10 +8,11 @@ snapshot; nothing writes to it.
 """
 
 from .build import POTENTIAL_ANNOTATION, build_inventory, is_potential
+from .cache import BoundedCache
 from .claims import CLAIM_KINDS, ClaimReducer
 from .cluster import EMPTY_CLUSTER, Allocations, ClusterState, HeldClaim, ObjectKey
 from .files import InputError, load_paths
-from .held import carry_cluster, compute_allocations, held_view, with_cluster
+from .held import carry_cluster, compute_allocations, held_view, only_groups, with_cluster
 from .kube import status_message
 from .kubeconfig import (
     KubeConfig,
@@ -21,6 +22,7 @@ from .kubeconfig import (
     make_client,
 )
 from .nodeselect import match_node_selector
+from .oneshot import ClusterRead, ReadError, read_cluster
 from .potential import WithPotential, load_potential
 from .records import AttrValue, DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
@@ -32,7 +34,9 @@ __all__ = [
     "POTENTIAL_ANNOTATION",
     "Allocations",
     "AttrValue",
+    "BoundedCache",
     "ClaimReducer",
+    "ClusterRead",
     "ClusterState",
     "DeviceRecord",
     "HeldClaim",
@@ -47,6 +51,7 @@ __all__ = [
     "ObjectKey",
     "PoolKey",
     "PoolRecord",
+    "ReadError",
     "StaticInventory",
     "WithPotential",
     "build_inventory",
@@ -60,7 +65,9 @@ __all__ = [
     "load_potential",
     "make_client",
     "match_node_selector",
+    "only_groups",
     "open_inventory",
+    "read_cluster",
     "status_message",
     "with_cluster",
 ]

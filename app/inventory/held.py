@@ -40,7 +40,7 @@ from .profiles import ProfileIndex
 from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from .snapshot import Inventory
 
-__all__ = ["carry_cluster", "compute_allocations", "device_index", "held_view", "with_cluster"]
+__all__ = ["carry_cluster", "compute_allocations", "device_index", "held_view", "only_groups", "with_cluster"]
 
 
 def device_index(inventory: Inventory) -> Mapping[tuple[str, str, str], int]:
@@ -120,6 +120,13 @@ def carry_cluster(rebuilt: Inventory, old: Inventory) -> Inventory:
     if not (state.known or state.claims or state.templates):
         return rebuilt
     return with_cluster(rebuilt, state.claims, state.templates, known=state.known)
+
+
+def only_groups(inventory: Inventory, groups: tuple[NodeGroup, ...]) -> Inventory:
+    """``inventory`` as if ``groups`` were its only node classes — devices, pools and
+    reachability unchanged (nothing is "missing"), caches of its own — so a search answers for
+    those nodes alone (``draguard explain``'s per-class rows)."""
+    return dataclasses.replace(inventory, groups=groups, profiles=inventory.profiles.fresh(), cache=BoundedCache())
 
 
 def _left(capacity: Mapping[str, object], used: Mapping[str, Quantity]) -> dict[str, object]:

@@ -111,6 +111,8 @@ class Resource:
             obj["kind"] = self.kind
             if self.api_version:
                 obj["apiVersion"] = self.api_version
+        if self.api_version and not obj.get("apiVersion"):  # a real API server's List items carry neither
+            obj["apiVersion"] = self.api_version
 
     def keep(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The object as stored: kind restored, then trimmed."""
@@ -148,8 +150,8 @@ def trim_node(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 DEVICE_RESOURCES: tuple[Resource, ...] = (
-    Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses"),
-    Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices"),
+    Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", api_version="resource.k8s.io/v1"),
+    Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", api_version="resource.k8s.io/v1"),
     Resource("Node", "/api/v1/nodes", api_version="v1", trim=trim_node),
 )
 CLAIM_RESOURCES: tuple[Resource, ...] = (

@@ -82,6 +82,11 @@ class ProfileIndex:
         self._projections: OrderedDict[tuple[AttributeReads, tuple[str, ...]], Projection] = OrderedDict()
         self._lock = threading.Lock()
 
+    def fresh(self) -> ProfileIndex:
+        """The same index without its projections (they remember node-group classes): for a
+        snapshot with other node groups over the same devices."""
+        return ProfileIndex(self._devices, self._base)
+
     @property
     def base_count(self) -> int:
         return len(set(self._base))

@@ -189,7 +189,7 @@ def render_junit(review: Review, *, fail_on: Literal["error", "warning", "never"
     for ref in review.skipped:
         ns = f"{ref.namespace}/" if ref.namespace else ""
         case = ET.SubElement(suite, "testcase", classname=ref.kind or "object",
-                             name=f"{ns}{ref.name} ({ref.file or 'request'})", time="0")
+                             name=f"{ns}{ref.name or '(unnamed)'} ({ref.file or 'request'})", time="0")
         ET.SubElement(case, "skipped", message=f"draguard does not check objects of kind {ref.kind or '(none)'}")
     total = len(cases) + len(review.skipped)
     suite.set("tests", str(total))

@@ -4,9 +4,12 @@ Public surface: :func:`review_documents` (lint, ``/lint``), :func:`review_admiss
 webhook), their options (:class:`ReviewOptions`) and results (:class:`Review`,
 :class:`ObjectReview`).  Decoding is :mod:`app.k8s`'s, the rules :mod:`app.validation`'s, the
 proof of (un)satisfiability and the defaults to fill :mod:`app.satisfy`'s; this package only
-orders them and turns their answers into findings and patches.
+orders them and turns their answers into findings and patches.  :func:`explain_object` answers
+``draguard explain`` (a claim or pod, per node class, ever and now).
 """
 
+from .explain import ClaimAnswer, ClassRow, Explanation, explain_claim, explain_object
+from .fit import fit_object
 from .pipeline import (
     DEFAULT_DENY,
     DenyPolicyError,
@@ -20,10 +23,16 @@ from .pipeline import (
 
 __all__ = [
     "DEFAULT_DENY",
+    "ClaimAnswer",
+    "ClassRow",
     "DenyPolicyError",
+    "Explanation",
     "ObjectReview",
     "Review",
     "ReviewOptions",
+    "explain_claim",
+    "explain_object",
+    "fit_object",
     "parse_deny",
     "review_admission",
     "review_documents",

@@ -10,7 +10,8 @@ per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 
 from .check import SEARCH_DEADLINE, check_claim_spec
 from .defaults import DefaultFill, policy_defaults
-from .now import HeldFigures, capacity_in_use, held_figures, holders_phrase
+from .now import HeldFigures, capacity_in_use, held_figures, holders_phrase, pod_capacity_in_use
+from .plan import Alternative, RequestPlan, plan_claim
 from .pod import (
     ClassVerdict,
     ContainerResources,
@@ -22,10 +23,14 @@ from .pod import (
 )
 from .podcheck import check_pod
 from .replicas import count_replicas
+from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 from .versions import sound_for_target
 
 __all__ = [
     "SEARCH_DEADLINE",
+    "Alternative",
+    "CapacityUse",
+    "ClassUsage",
     "ClassVerdict",
     "ContainerResources",
     "DefaultFill",
@@ -35,12 +40,18 @@ __all__ = [
     "PodRequest",
     "PodVerdict",
     "ReplicaCount",
+    "RequestPlan",
+    "UsageRow",
     "capacity_in_use",
     "check_claim_spec",
     "check_pod",
+    "class_usage",
     "count_replicas",
     "held_figures",
     "holders_phrase",
+    "plan_claim",
+    "pod_capacity_in_use",
     "policy_defaults",
+    "real_devices",
     "sound_for_target",
 ]

@@ -4,8 +4,10 @@ Why a warning and never a denial: allocations are the most mutable state there i
 a claim is deleted, and the claim fits.  "Could it ever fit?" is the proof that may deny; "does
 it fit now?" only tells the user why the pod will wait, and how long it might (DESIGN §4).
 
-The now answer is the same search run on the snapshot with what allocated claims hold taken away
-(:meth:`~app.inventory.Inventory.held_view`).  The figures — what the claim needs, the most any
+For a claim, the now answer is the same claim search run on the snapshot with what allocated
+claims hold taken away (:meth:`~app.inventory.Inventory.held_view`) — node taints and cordons stay
+out of it, as in the claim's "ever" answer; for a pod, the engine's own per-pod search started
+from the same allocations (``check_pod(..., now=True)``).  The figures — what the claim needs, the most any
 device or node has free now, how many such devices are held, and by whom — are computed over the
 devices the request could use with every device free.  Holders are named only in the claim's own
 namespace; other namespaces' claims are counted, never named (no leak across tenants).
@@ -13,18 +15,20 @@ namespace; other namespaces' claims are counted, never named (no leak across ten
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..capacity import resolve_capacity_name
 from ..inventory import Inventory, ObjectKey
-from ..k8s import Note, Path, Quantity, Reason, ResourceClaimSpec, Severity
+from ..k8s import DEFAULT_TARGET, Budget, Note, Path, Quantity, Reason, ResourceClaimSpec, Severity, Target
 from .candidates import Status, candidates_for
 from .check import check_claim_spec
 from .plan import Alternative, plan_claim
+from .pod import PodClaim, PodRequest, PodVerdict
+from .podcheck import check_pod
 
-__all__ = ["HeldFigures", "capacity_in_use", "held_figures", "holders_phrase"]
+__all__ = ["HeldFigures", "capacity_in_use", "held_figures", "holders_phrase", "pod_capacity_in_use"]
 
 _NAMES_SHOWN = 5
 _NOT_DECIDED = frozenset({Reason.UNSATISFIABLE, Reason.SATISFIABILITY_UNKNOWN, Reason.SELECTOR_RUNTIME_ERROR,
@@ -79,12 +83,16 @@ def _real_devices(inventory: Inventory) -> set[int]:
     return set(real)
 
 
-def held_figures(alt: Alternative, inventory: Inventory, namespace: str) -> HeldFigures:
-    """The figures of ``alt`` over ``inventory`` (every device free) and its held view (now)."""
+def held_figures(alt: Alternative, inventory: Inventory, namespace: str, *, within: Collection[int] | None = None) -> HeldFigures:
+    """The figures of ``alt`` over ``inventory`` (every device free) and its held view (now);
+    ``within`` restricts them to these devices (one class of nodes)."""
     now = inventory.held_view()
     ever_c, now_c = candidates_for(alt, inventory), candidates_for(alt, now)
     devices, now_devices = inventory.devices, now.devices
-    matching = [i for i in sorted(_real_devices(inventory)) if ever_c.entry(devices[i]).status is Status.OK]
+    real = _real_devices(inventory)
+    if within is not None:
+        real &= set(within)
+    matching = [i for i in sorted(real) if ever_c.entry(devices[i]).status is Status.OK]
     reach_now = {i for g in now.groups for i in g.devices}
     free = {i for i in matching if i in reach_now and now_c.entry(now_devices[i]).status is Status.OK}
     alloc = inventory.cluster.allocations
@@ -104,7 +112,8 @@ def held_figures(alt: Alternative, inventory: Inventory, namespace: str) -> Held
                 best[name] = left
         if whole or empty:
             fully += 1
-    most = max((sum(1 for i in g.devices if i in free) for g in now.groups), default=0)
+    most = max((sum(1 for i in g.devices if i in free) for g in now.groups if within is None or set(g.devices) <= real),
+               default=0)
     own: set[str] = set()
     others: set[ObjectKey] = set()
     for i in matching:
@@ -184,4 +193,47 @@ def capacity_in_use(
     message = (f"fits an empty cluster but not today's allocations: each request finds free devices, but no node has "
                f"enough of them free together{counters} ({held} of {total} matching devices are held)")
     details: dict[str, Any] = {"requests": [f.details() for f in all_figs]}
+    return [Note(Reason.CAPACITY_IN_USE, message, None, Severity.WARNING, details=details)]
+
+
+def pod_capacity_in_use(
+    request: PodRequest,
+    inventory: Inventory,
+    ever: PodVerdict,
+    *,
+    namespace: str,
+    budget: Budget | None = None,
+    target: Target = DEFAULT_TARGET,
+) -> list[Note]:
+    """``CapacityInUse`` (warning) for a pod that some node could run with every device free
+    (``ever``, :func:`~.podcheck.check_pod`'s answer) but none can with today's allocations —
+    the engine's own search started from them (``check_pod(..., now=True)``).  The figures are
+    those of the first claim request that is short on its own; else the claims only fail together."""
+    state = inventory.cluster
+    if not state.known or state.allocations.empty or ever.satisfiable is not True:
+        return []
+    if any(n.reason in _NOT_DECIDED for n in ever.notes):
+        return []
+    now = check_pod(request, inventory, budget=budget, target=target, now=True)
+    if now.satisfiable is not False:
+        return []
+    all_figs: list[tuple[PodClaim, HeldFigures]] = []
+    for claim in request.claims:
+        if claim.allocation is not None:
+            continue
+        for plan in plan_claim(claim.spec, claim.path):
+            figs = [held_figures(alt, inventory, namespace) for alt in plan.alternatives]
+            if not figs:
+                continue
+            if all(f.short for f in figs):
+                fig = figs[0]
+                message = f"fits an empty cluster but not today's allocations: {claim.origin}: {_message(fig)}"
+                return [Note(Reason.CAPACITY_IN_USE, message, fig.alt.path, Severity.WARNING,
+                             details={"claim": claim.name, **fig.details()})]
+            all_figs.append((claim, figs[0]))
+    held = sum(f.matching - f.free for _, f in all_figs)
+    total = sum(f.matching for _, f in all_figs)
+    message = (f"fits an empty cluster but not today's allocations: each claim finds free devices, but no node the pod may "
+               f"use has all of them free together ({held} of {total} matching devices are held)")
+    details: dict[str, Any] = {"requests": [{"claim": c.name, **f.details()} for c, f in all_figs]}
     return [Note(Reason.CAPACITY_IN_USE, message, None, Severity.WARNING, details=details)]

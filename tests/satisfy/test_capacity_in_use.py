@@ -11,8 +11,10 @@ import pytest
 import yaml
 from dra_builders import DRIVER, cap, dclass, device, node, rslice
 from draguard.inventory import StaticInventory
-from draguard.k8s import Reason, Severity, decode_text
+from draguard.k8s import Path as K8sPath
+from draguard.k8s import Reason, ResourceClaimSpec, Severity, decode_text
 from draguard.review import DenyPolicyError, ReviewOptions, parse_deny, review_admission, review_documents
+from draguard.satisfy import PodClaim, PodRequest, check_pod, pod_capacity_in_use
 
 
 def held(name: str, ns: str, dev: str, pool: str = "node-1", **extra: Any) -> dict[str, Any]:
@@ -134,3 +136,21 @@ def test_the_webhook_admits_it_with_the_warning(tmp_path: Path) -> None:
                            options=ReviewOptions(admission=True, deny=parse_deny("Unsatisfiable")))
     assert not got.denied
     assert [f.reason for f in got.findings] == [Reason.CAPACITY_IN_USE]
+
+
+def test_a_pod_that_only_fits_an_empty_cluster(tmp_path: Path) -> None:
+    """The per-pod question: the engine's own search from today's allocations (check_pod now=True)."""
+    inv = source(tmp_path, FULL).snapshot()
+    assert inv is not None
+    spec = ResourceClaimSpec.model_validate(yaml.safe_load(asking())["spec"])
+    request = PodRequest(claims=(PodClaim("gpu", spec, 'template "one-gpu"', K8sPath.root("spec", "resourceClaims").index(0)),))
+    ever = check_pod(request, inv)
+    assert ever.satisfiable is True
+    [note] = pod_capacity_in_use(request, inv, ever, namespace="team-b")
+    assert note.reason == Reason.CAPACITY_IN_USE and note.severity == Severity.WARNING
+    assert note.message.startswith('fits an empty cluster but not today\'s allocations: template "one-gpu": request "gpu"')
+    assert "secret-job in this namespace and 3 claims in other namespaces" in note.message
+    assert "train-1" not in note.message and note.details is not None and note.details["claim"] == "gpu"
+    # with every device free again (no claims known) there is nothing to say
+    empty = source(tmp_path, []).snapshot()
+    assert empty is not None and pod_capacity_in_use(request, empty, check_pod(request, empty), namespace="team-b") == []

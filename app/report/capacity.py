@@ -1,0 +1,123 @@
+"""``draguard capacity`` output: text with bars, JSON for scripts, SVG for a report.
+
+Why bars: "how full is the GPU fleet" is a question people would rather look at than read; a
+bar per class and capacity, and one per pool/node row, shows at a glance where room is left.
+The JSON carries the same figures (quantities as Kubernetes strings, fractions as numbers).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ..satisfy import CapacityUse, ClassUsage, UsageRow
+
+__all__ = ["FitAnswer", "render_capacity"]
+
+_BAR = 20
+
+FitAnswer = Mapping[str, Any]
+"""``{"object": "ResourceClaim team-a/x", "now": {"fit": k, "exact": bool}, "ever": {...}, "notes": [...]}``."""
+
+
+def _bar(use: CapacityUse, width: int = _BAR) -> str:
+    filled = round(use.fraction * width)
+    if use.used.nanos > 0 and filled == 0:
+        filled = 1
+    return "[" + "█" * filled + "░" * (width - filled) + "]"
+
+
+def _devices(row: UsageRow) -> str:
+    return f"{row.devices} devices: {row.free} free, {row.shared} shared, {row.dedicated} dedicated"
+
+
+def _capacity_lines(capacity: Mapping[str, CapacityUse], indent: str) -> list[str]:
+    width = max((len(n) for n in capacity), default=0)
+    return [
+        f"{indent}{name.ljust(width)}  {_bar(use)} {use.used} of {use.total} used ({use.fraction:.0%})"
+        for name, use in sorted(capacity.items())
+    ]
+
+
+def _text(usage: Sequence[ClassUsage], summary: Mapping[str, Any], fit: FitAnswer | None) -> str:
+    lines: list[str] = []
+    for cls in usage:
+        lines.append(f"class {cls.name}: {_devices(cls.total)}")
+        lines.extend(_capacity_lines(cls.total.capacity, "  "))
+        if cls.rows:
+            header = ["POOL", "NODE", "DEVICES", "FREE", "SHARED", "DEDICATED", "USED"]
+            table = [[r.pool, r.node, str(r.devices), str(r.free), str(r.shared), str(r.dedicated),
+                      "  ".join(f"{n} {_bar(u, 10)} {u.fraction:.0%}" for n, u in sorted(r.capacity.items()))
+                      or f"devices {_bar(_device_use(r), 10)} {_device_use(r).fraction:.0%}"] for r in cls.rows]
+            widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header) - 1)]
+            for row in [header, *table]:
+                lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+        lines.append("")
+    if not usage:
+        lines.append("no DeviceClass in the inventory")
+    lines.append(f"allocated claims: {summary.get('allocated_claims', 0)}"
+                 + (f" ({summary['unknown_results']} results name devices not in the inventory)"
+                    if summary.get("unknown_results") else ""))
+    for gap in summary.get("gaps", ()):
+        lines.append(f"note: {gap}")
+    if fit is not None:
+        lines.append("")
+        lines.extend(_fit_lines(fit))
+    return "\n".join(lines) + "\n"
+
+
+def _device_use(row: UsageRow) -> CapacityUse:
+    from ..k8s import Quantity
+
+    use = CapacityUse()
+    use.add(Quantity((row.devices - row.free) * 10**9), Quantity(row.devices * 10**9))
+    return use
+
+
+def _count(answer: Mapping[str, Any]) -> str:
+    if answer.get("fit") is None:
+        return "unknown"
+    return f"{answer['fit']}" if answer.get("exact", True) else f"at most {answer['fit']}"
+
+
+def _fit_lines(fit: FitAnswer) -> list[str]:
+    out = [f"fit {fit.get('object', '')}: {_count(fit.get('now', {}))} more fit now; "
+           f"{_count(fit.get('ever', {}))} with every device free"]
+    out.extend(f"  {n}" for n in fit.get("notes", ()))
+    return out
+
+
+def _svg(usage: Sequence[ClassUsage]) -> str:
+    rows: list[tuple[str, str, CapacityUse, bool]] = []
+    for cls in usage:
+        rows.append((cls.name, _devices(cls.total), _device_use(cls.total), True))
+        for name, use in sorted(cls.total.capacity.items()):
+            rows.append((f"  {name}", f"{use.used} of {use.total}", use, False))
+        for r in cls.rows:
+            rows.append((f"  {r.node}", _devices(r), _device_use(r), False))
+    height = 30 + 24 * len(rows)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="760" height="{height}" font-family="sans-serif" font-size="12">',
+           '<text x="10" y="18" font-weight="bold">draguard capacity: used of total</text>']
+    for n, (label, note, use, bold) in enumerate(rows):
+        y = 30 + 24 * n
+        weight = ' font-weight="bold"' if bold else ""
+        out.append(f'<text x="10" y="{y + 14}"{weight}>{escape(label)}</text>')
+        out.append(f'<rect x="260" y="{y + 3}" width="300" height="14" fill="#e5e7eb"/>')
+        out.append(f'<rect x="260" y="{y + 3}" width="{round(300 * use.fraction)}" height="14" fill="#2563eb"/>')
+        out.append(f'<text x="570" y="{y + 14}">{escape(note)} ({use.fraction:.0%})</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def render_capacity(usage: Sequence[ClassUsage], fmt: str, *, summary: Mapping[str, Any], fit: FitAnswer | None = None) -> str:
+    """``fmt`` is ``text``, ``json`` or ``svg``."""
+    if fmt == "json":
+        doc: dict[str, Any] = {"classes": [c.as_json() for c in usage], "summary": dict(summary)}
+        if fit is not None:
+            doc["fit"] = dict(fit)
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt == "svg":
+        return _svg(usage)
+    return _text(usage, summary, fit)
