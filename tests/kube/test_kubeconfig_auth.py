@@ -35,7 +35,8 @@ import json, os, pathlib, sys
 
 state = pathlib.Path(sys.argv[1])
 runs = int((state / "runs").read_text()) if (state / "runs").exists() else 0
-(state / "runs").write_text(str(runs + 1))
+(state / "runs.tmp").write_text(str(runs + 1))
+os.replace(state / "runs.tmp", state / "runs")  # atomic: the test reads it while the plugin runs
 info = os.environ.get("KUBERNETES_EXEC_INFO", "")
 (state / "exec_info.json").write_text(info)
 (state / "env.json").write_text(json.dumps({k: v for k, v in os.environ.items() if k.startswith("FAKE_")}))
