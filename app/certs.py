@@ -4,10 +4,10 @@ Why draguard makes its own certificates: the API server only calls a webhook ove
 trusts the CA given in the webhook configuration's ``caBundle``.  ``draguard certs`` produces a
 CA plus a serving certificate for ``<service>.<namespace>.svc`` in one step and can write the CA
 into the manifests, so the Secret, the served certificate and the ``caBundle`` come from the
-same run (mismatches between them are the classic rotation failure, see anchors §5 #11).
+same run (mismatches between them are the classic rotation failure).
 
 The CA lives ten times longer than the leaf by default, so renewing the leaf (the frequent
-operation) never requires touching ``caBundle`` (anchors §5 #10: an expired CA nobody renewed).
+operation) never requires touching ``caBundle`` (the classic outage is an expired CA nobody renewed).
 """
 
 from __future__ import annotations
@@ -110,6 +110,15 @@ def _load_ca(ca_cert_pem: bytes, ca_key_pem: bytes) -> tuple[x509.Certificate, e
     return cert, key
 
 
+def _key_usage(*, ca: bool) -> x509.KeyUsage:
+    """Signatures only; a CA also signs certificates and revocation lists."""
+    return x509.KeyUsage(
+        digital_signature=True, content_commitment=False, key_encipherment=False,
+        data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
+        encipher_only=False, decipher_only=False,
+    )
+
+
 def generate_ca(common_name: str, days: int, now: dt.datetime | None = None) -> tuple[bytes, bytes]:
     """A self-signed CA (certificate PEM, key PEM) valid for ``days`` days."""
     now = now or dt.datetime.now(dt.UTC)
@@ -124,14 +133,7 @@ def generate_ca(common_name: str, days: int, now: dt.datetime | None = None) -> 
         .not_valid_before(now - _BACKDATE)
         .not_valid_after(now + dt.timedelta(days=days))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -168,14 +170,7 @@ def generate_leaf(
         .not_valid_before(now - _BACKDATE)
         .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=False), critical=True)
         .add_extension(
             x509.ExtendedKeyUsage(
                 [ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH]
@@ -347,7 +342,7 @@ def patch_ca_bundle(text: str, ca_b64: str) -> tuple[str, int]:
 
 # ------------------------------------------------------------------ CLI
 def add_certs_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``draguard certs`` (DESIGN.md §3)."""
+    """Arguments of ``draguard certs`` (README "The CLI")."""
     parser.add_argument("--service", required=True, help="Service name the API server calls")
     parser.add_argument("--namespace", required=True, help="namespace of the Service")
     parser.add_argument("--out", default="certs", help="output folder (default: certs/)")

@@ -1,4 +1,4 @@
-"""``draguard serve | lint | certs`` — the command-line door (DESIGN.md §3).
+"""``draguard serve | lint | certs`` — the command-line door (README "The CLI").
 
 Why lazy imports per sub-command: ``draguard lint`` runs in CI on every push and should start
 fast; it never needs FastAPI, uvicorn or the certificate machinery.

@@ -1,5 +1,5 @@
 """``draguard explain`` and ``draguard capacity`` — the "why is it not running now?" commands
-(DESIGN §3), also the kubectl plugin ``kubectl draguard``.
+(README "The CLI"), also the kubectl plugin ``kubectl draguard``.
 
 Why their own module: they read a cluster with the *user's* credentials (kubeconfig like
 kubectl: ``--kubeconfig``, ``$KUBECONFIG``, ``~/.kube/config``; the context's namespace when

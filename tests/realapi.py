@@ -20,6 +20,7 @@ state leaks between tests, and a test that needs several objects posts them in o
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -177,3 +178,122 @@ def run(
         for r in records
     ]
     return Run(verdicts=verdicts, output=output)
+
+
+# ---------------------------------------------------------------------------- a running API server
+def _harness_module() -> Any:
+    """``e2e-kube.py`` as a module (as cluster-oracle.py imports it): its etcd and kube-apiserver start-up."""
+    spec = importlib.util.spec_from_file_location("e2e_kube", HARNESS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class LiveApiServer:
+    """etcd + kube-apiserver that stay up for the ``with`` block (for tests of long-running clients,
+    such as the audit): ``kubeconfig`` (admin token), ``request`` for JSON calls, ``apply`` for
+    objects.  Everything stops, and the temp dir goes, when the block ends."""
+
+    def __init__(self, feature_gates: str | None = None) -> None:
+        require()
+        self._ek = _harness_module()
+        argv = ["--no-webhook"] + ([f"--feature-gates={feature_gates}"] if feature_gates is not None else [])
+        self._h = self._ek.Harness(self._ek.parse_args(argv))
+
+    def __enter__(self) -> LiveApiServer:
+        os.environ.setdefault("KUBE_APISERVER", find_apiserver() or "kube-apiserver")
+        self._h.tmp = tempfile.mkdtemp(prefix="realapi-live-")
+        try:
+            self._h.start_etcd(self._ek.find_binary("ETCD", "etcd"))
+            self._h.start_apiserver(self._ek.find_binary("KUBE_APISERVER", "kube-apiserver"))
+        except BaseException:
+            self._h.cleanup()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._h.cleanup()
+
+    @property
+    def kubeconfig(self) -> Path:
+        return Path(self._h.kubeconfig)
+
+    def request(self, method: str, path: str, body: Any = None, *, ctype: str = "application/json") -> tuple[int, Any]:
+        status, _, answer = self._h.kube.request(method, path, body=body, ctype=ctype)
+        return int(status), answer
+
+    def apply(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """POST ``obj`` to the collection ``path``; fails the test unless the API server stores it."""
+        status, answer = self.request("POST", path, obj)
+        if status not in (200, 201):
+            raise AssertionError(f"POST {path}: {status} {answer}")
+        return dict(answer)
+
+
+ORACLE = CLUSTER_ORACLE
+
+
+def find_component(env_var: str, name: str) -> str | None:
+    """kube-scheduler / kube-controller-manager: ``$KUBE_SCHEDULER`` etc., PATH, then ``.cache/``."""
+    for candidate in (os.environ.get(env_var), name):
+        if candidate:
+            found = shutil.which(candidate)
+            if found:
+                return found
+    cached = PROJECT / ".cache" / name
+    return str(cached) if os.access(cached, os.X_OK) else None
+
+
+def control_plane_missing() -> str | None:
+    """Why the real control plane cannot run here, or ``None`` when it can."""
+    reason = missing()
+    if reason is not None:
+        return reason
+    if not ORACLE.is_file():
+        return f"no cluster oracle at {ORACLE}"
+    for env_var, name in (("KUBE_SCHEDULER", "kube-scheduler"), ("KUBE_CONTROLLER_MANAGER", "kube-controller-manager")):
+        if find_component(env_var, name) is None:
+            return f"no {name} (${env_var}, PATH or .cache/; run scripts/setup-apiserver.sh)"
+    if shutil.which("openssl") is None:
+        return "no openssl on PATH"
+    return None
+
+
+class LiveControlPlane(LiveApiServer):
+    """etcd, kube-apiserver, kube-scheduler and kube-controller-manager (resourceclaim, deployment,
+    replicaset, ... controllers) as cluster-oracle.py starts them, Nodes without a kubelet: pods
+    are scheduled (bound) but never run.  ``inventory`` (Nodes, DeviceClasses, ResourceSlices) is
+    applied with the oracle's Node defaults (Ready, allocatable cpu/memory/pods)."""
+
+    def __init__(self, inventory: Path | str) -> None:
+        reason = control_plane_missing()
+        if reason is not None:
+            pytest.skip(f"real control plane unavailable: {reason}")
+        spec = importlib.util.spec_from_file_location("cluster_oracle", ORACLE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        self._ek = module
+        self._h = module.Oracle(module.parse_args(["--inventory", str(inventory)]))
+        self._inventory = str(inventory)
+
+    def __enter__(self) -> LiveControlPlane:
+        os.environ.setdefault("KUBE_APISERVER", find_apiserver() or "kube-apiserver")
+        for env_var, name in (("KUBE_SCHEDULER", "kube-scheduler"), ("KUBE_CONTROLLER_MANAGER", "kube-controller-manager")):
+            os.environ.setdefault(env_var, find_component(env_var, name) or name)
+        h = self._h
+        h.tmp = tempfile.mkdtemp(prefix="realapi-control-plane-")
+        try:
+            h.start_etcd(find_etcd() or "etcd")
+            h.start_apiserver(os.environ["KUBE_APISERVER"])
+            sched = h.start_component("kube-scheduler", os.environ["KUBE_SCHEDULER"])
+            kcm = h.start_component("kube-controller-manager", os.environ["KUBE_CONTROLLER_MANAGER"])
+            h.wait_component(*sched, "/readyz")
+            h.wait_component(*kcm, "/healthz")
+            h.apply_oracle_inventory(self._inventory)
+            h.wait_controllers()
+        except BaseException:
+            h.cleanup()
+            raise
+        return self

@@ -8,13 +8,15 @@ Public interface (other draguard modules code against exactly this):
 
 * :func:`compile_selector` → :class:`CompiledSelector` or :class:`CompileFailure`;
 * :func:`make_device` → :class:`CelDevice` (build once per inventory change);
-* :meth:`CompiledSelector.evaluate` → ``bool`` or :class:`CelRuntimeError` (never raises).
+* :meth:`CompiledSelector.evaluate` → ``bool`` or :class:`CelRuntimeError` (never raises);
+* :class:`SelectorOrigin` — whose selector it is (a class's or the request's), for messages.
 
 See :mod:`app.cel.selector` for the caching and thread-safety model.
 """
 
 from .device import CelDevice, device_error, make_device
 from .errors import CelRuntimeError, CompileFailure
+from .origin import SelectorOrigin
 from .selector import CompiledSelector, compile_selector
 
-__all__ = ["CelDevice", "CelRuntimeError", "CompileFailure", "CompiledSelector", "compile_selector", "device_error", "make_device"]
+__all__ = ["CelDevice", "CelRuntimeError", "CompileFailure", "CompiledSelector", "SelectorOrigin", "compile_selector", "device_error", "make_device"]

@@ -7,7 +7,7 @@ read-only :class:`celpy.evaluation.Activation`, and the ``device`` variable conv
 ``celtypes`` values.  The type checker, cost estimator and result caches run in front of it and
 are engine-independent (:mod:`app.cel.selector`).
 
-Where cel-python differs from cel-go (cel.md §3, §6), Kubernetes semantics win, and the fixes
+Where cel-python differs from cel-go, Kubernetes semantics win, and the fixes
 live here — never in the callers:
 
 * **value adapters** (:func:`to_py` / :func:`to_cel`): every registered function receives
@@ -32,7 +32,7 @@ live here — never in the callers:
   cheap, :class:`_CountingEvaluator` charges cel-go-like costs per visited node (1 per
   identifier/selection/index/call/operator, 10 per list literal, 30 per map literal, 3 per
   comprehension iteration — the units of cel-go's runtime cost, which the test oracle charges too) and stops with
-  ``operation cancelled: actual cost limit exceeded`` past 1,000,000 (cel.md §7).
+  ``operation cancelled: actual cost limit exceeded`` past 1,000,000 (Kubernetes' runtime cost limit for a selector).
 
 Constructs cel-python has no evaluation for, evaluated by the same subclass so that no second
 engine is needed:
@@ -59,7 +59,7 @@ per selector (single-child precedence wrappers such as ``expr → conditionalor 
 are dropped — cel-python's docs name AST transformation as the intended optimisation hook).
 
 Thread safety: no ``celpy.Environment`` is ever created (its constructor calls
-``sys.setrecursionlimit`` and its parser is a process-wide singleton, cel.md §6.4), and
+``sys.setrecursionlimit`` and its parser is a process-wide singleton), and
 ``CompiledRunner`` (module-global activation, not thread-safe) is not used.  A prepared
 program is immutable; every evaluation builds its own evaluator objects, variables and cost
 budget; the shared :class:`~celpy.evaluation.Activation` is only read (function lookup).
@@ -464,7 +464,7 @@ class _K8sEvaluator(Evaluator):
 
     # ---------------------------------------------------------------- operators and calls
     # Same dispatch as cel-python's (operator name → function from the Activation), without its
-    # per-call ``typing.cast(Tuple[...])`` constructions, which dominate its run time (cel.md §6.4),
+    # per-call ``typing.cast(Tuple[...])`` constructions, which dominate its run time,
     # and without its TypeError/ValueError relabelling (registered functions return error values).
     def _binary(self, tree: lark.Tree[Any]) -> Any:
         ch = tree.children

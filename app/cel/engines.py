@@ -14,23 +14,26 @@ program into something runnable and runs it on one device:
 Production has exactly one engine, cel-python's evaluator (:class:`CelPythonEngine`; see
 :mod:`app.cel.celpy_engine` for how Kubernetes semantics are kept).  The interface exists so
 that tests can run the very same pipeline on a differential-testing oracle
-(``tests/cel/oracle.py``, an independent closure compiler) through :func:`use_engine`; the
+(``tests/cel/oracle.py``, an independent closure compiler) inside :func:`engine_scope`; the
 compile cache is keyed by engine name, so an oracle's selectors never leak into production's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import lark
 
+from ..k8s import DraguardError
 from . import ast as A
 from . import celpy_engine
 from .device import CelDevice
 from .typecheck import Checked
 
-__all__ = ["CelPythonEngine", "Engine", "ProgramSource", "UnsupportedExpression", "default_engine", "use_engine"]
+__all__ = ["CelPythonEngine", "Engine", "ProgramSource", "UnsupportedExpression", "default_engine", "engine_scope"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +47,7 @@ class ProgramSource:
     counting: bool  # the static estimate exceeds the limit: enforce the runtime cost limit
 
 
-class UnsupportedExpression(Exception):
+class UnsupportedExpression(DraguardError):
     """A valid expression the engine cannot evaluate; ``reason`` completes "the selector …"."""
 
     def __init__(self, reason: str) -> None:
@@ -77,14 +80,24 @@ class CelPythonEngine:
 
 _PRODUCTION: Engine = CelPythonEngine()
 _current: Engine = _PRODUCTION
+"""The one piece of process-wide state here, and why it is global: the differential tests run the
+whole pipeline (validation, satisfiability) on the oracle, and threading an engine through every
+caller for a test's sake would put it in production signatures.  Only :func:`engine_scope`
+changes it, always for one block, and the compile cache is keyed by engine name."""
 
 
 def default_engine() -> Engine:
-    """The engine new selectors are compiled with (cel-python's, unless a test swapped it)."""
+    """The engine new selectors are compiled with (cel-python's, outside an :func:`engine_scope`)."""
     return _current
 
 
-def use_engine(engine: Engine | None) -> None:
-    """Compile new selectors with ``engine`` (tests: the oracle); ``None`` restores production's."""
+@contextmanager
+def engine_scope(engine: Engine) -> Iterator[Engine]:
+    """Compile new selectors with ``engine`` while the block runs (tests: the oracle); the engine
+    before it is back afterwards, whatever happens in the block."""
     global _current
-    _current = _PRODUCTION if engine is None else engine
+    before, _current = _current, engine
+    try:
+        yield engine
+    finally:
+        _current = before

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..k8s import DraguardError
+
 __all__ = ["CelRuntimeError", "CompileFailure", "EvalError", "format_error"]
 
 
@@ -46,7 +48,7 @@ class CelRuntimeError:
     hint: str | None = None
 
 
-class EvalError(Exception):
+class EvalError(DraguardError):
     """Internal carrier of a CEL runtime error through the evaluator (never escapes the package)."""
 
     __slots__ = ("message", "missing_key")

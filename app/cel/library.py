@@ -14,14 +14,13 @@ run time.  Failures raise :class:`~app.cel.errors.EvalError` with cel-go's messa
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import re2
 
-from ..k8s import INT64_MAX, Format, Quantity, QuantityError, fits_int64, fits_uint64, parse_quantity
+from ..k8s import INT64_MAX, Format, Memo, Quantity, QuantityError, fits_int64, fits_uint64, parse_quantity
 from . import types as T
 from .errors import EvalError
 from .semver import Semver, SemverError, parse_semver
@@ -95,13 +94,12 @@ def _is_num(v: object) -> bool:
     return t is int or t is UInt or t is float
 
 
-_regex_cache: dict[str, Any] = {}
-_regex_lock = threading.Lock()
+_REGEXES: Memo[str, Any] = Memo("regular expressions", 4096)
 
 
 def compile_regex(pattern: str) -> Any:
     """Compile (and cache) an RE2 pattern; invalid ones raise EvalError like cel-go."""
-    r = _regex_cache.get(pattern)
+    r = _REGEXES.get(pattern)
     if r is None:
         try:
             opts = re2.Options()
@@ -109,10 +107,7 @@ def compile_regex(pattern: str) -> Any:
             r = re2.compile(pattern, options=opts)
         except re2.error as e:
             raise EvalError(f"error parsing regexp: {e}") from None
-        with _regex_lock:
-            if len(_regex_cache) > 4096:
-                _regex_cache.clear()
-            _regex_cache[pattern] = r
+        _REGEXES.put(pattern, r)
     return r
 
 

@@ -2,7 +2,7 @@
 
 The grammar is cel-python's (``celpy/cel.lark``, the engine the project standardised on), but
 the Lark parser is our own instance: cel-python keeps one process-wide parser singleton whose
-tree class depends on whichever ``Environment`` was built first (cel.md §6.4), and building an
+tree class depends on whichever ``Environment`` was built first, and building an
 ``Environment`` also calls ``sys.setrecursionlimit``.  Using the grammar file directly avoids
 both side effects.  Lark parsing is serialised by a lock (it is cheap and compile results are
 cached by :mod:`app.cel.selector`).
@@ -28,7 +28,7 @@ import celpy
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from ..k8s import fits_int64, fits_uint64
+from ..k8s import DraguardError, fits_int64, fits_uint64
 from . import ast as A
 from .errors import format_error
 from .values import UInt
@@ -56,7 +56,7 @@ _lock = threading.Lock()
 _lark: lark.Lark | None = None
 
 
-class ParseError(Exception):
+class ParseError(DraguardError):
     """Syntax errors, already formatted as cel-go prints them (one ``ERROR:`` block each)."""
 
     def __init__(self, message: str) -> None:
@@ -90,10 +90,14 @@ def _grammar_cache_file() -> str | bool:
     """Where Lark may keep its analysed grammar (8x faster start-up: ~20 ms instead of ~160 ms).
 
     Keyed by Lark on the grammar and options, so a new cel-python version never reads a stale
-    file.  ``DRAGUARD_CACHE_DIR`` overrides the place; a folder that cannot be written (a
-    read-only root filesystem) or that someone else could write to turns the cache off.
+    file.  ``DRAGUARD_CACHE_DIR`` overrides the place (``off``: no file at all); a folder that cannot
+    be written (a read-only root filesystem) or that someone else could write to turns the cache
+    off.  One file per Lark version: the folder never grows with use.
     """
-    folder = os.environ.get("DRAGUARD_CACHE_DIR") or os.path.join(tempfile.gettempdir(), "draguard-cache")
+    setting = os.environ.get("DRAGUARD_CACHE_DIR", "")
+    if setting == "off":
+        return False
+    folder = setting or os.path.join(tempfile.gettempdir(), "draguard-cache")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import total_ordering
 
-from ..k8s import UINT64_MAX, go_quote
+from ..k8s import UINT64_MAX, DraguardError, Memo, go_quote
 
 __all__ = ["Semver", "SemverError", "parse_semver"]
 
@@ -19,7 +19,7 @@ _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
 
 
-class SemverError(ValueError):
+class SemverError(DraguardError, ValueError):
     """A string ``semver.Parse`` (or Kubernetes' normalising parse) refuses; message is upstream's."""
 
 
@@ -151,8 +151,7 @@ def _normalize(s: str) -> str:
     return ".".join(parts)
 
 
-_PARSED: dict[tuple[str, bool], Semver] = {}
-_PARSED_MAX = 4096
+_PARSED: Memo[tuple[str, bool], Semver] = Memo("semantic versions", 4096)
 
 
 def parse_semver(s: str, normalize: bool = False) -> Semver:
@@ -167,7 +166,5 @@ def parse_semver(s: str, normalize: bool = False) -> Semver:
         return got
     value = _parse_strict(_normalize(s) if normalize else s)
     if len(s) <= 128:
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[key] = value
+        _PARSED.put(key, value)
     return value

@@ -21,7 +21,7 @@ from .kubeconfig import (
     load_kube_config,
     make_client,
 )
-from .nodeselect import match_node_selector
+from .node_match import match_node_selector
 from .oneshot import ClusterRead, ReadError, read_cluster
 from .potential import WithPotential, load_potential
 from .records import AttrValue, DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord

@@ -29,11 +29,11 @@ from ..k8s import (
     QuantityError,
     ResourceSlice,
     Target,
-    decode_object,
     parse_quantity,
+    structural_pass,
 )
 from .celdevice import cel_device_error
-from .nodeselect import match_node_selector
+from .node_match import match_node_selector
 from .profiles import ProfileIndex
 from .records import DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
@@ -66,7 +66,7 @@ def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> 
             return _decode_node(raw, parts)
         if kind not in ("DeviceClass", "ResourceSlice"):
             return None
-        model = decode_object(kind, dict(raw), target=target).model
+        model = structural_pass(kind, dict(raw), target=target).model
     except (ValidationError, ValueError, TypeError, AttributeError):
         return None
     if isinstance(model, DeviceClass) and model.metadata.name:

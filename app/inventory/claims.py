@@ -32,8 +32,8 @@ from ..k8s import (
     Quantity,
     QuantityError,
     ResourceClaimSpec,
-    decode_object,
     parse_quantity,
+    structural_pass,
 )
 from .cluster import HeldClaim, ObjectKey
 
@@ -95,7 +95,7 @@ class ClaimReducer:
             return got
         obj = {"apiVersion": api_version, "kind": "ResourceClaim", "metadata": {"name": "x"}, "spec": dict(raw_spec)}
         try:
-            model = decode_object("ResourceClaim", obj).model
+            model = structural_pass("ResourceClaim", obj).model
         except (ValidationError, ValueError, TypeError, AttributeError, RecursionError):
             return None
         spec = getattr(model, "spec", None)

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..k8s import DraguardError
+
 __all__ = ["API_VERSIONS", "ExecCredential", "ExecPlugin", "ExecPluginError", "parse_exec"]
 
 API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
@@ -37,7 +39,7 @@ PLUGIN_TIMEOUT = 60.0  # a plugin that hangs must not hang the watcher forever
 MAX_OUTPUT = 1024 * 1024
 
 
-class ExecPluginError(Exception):
+class ExecPluginError(DraguardError):
     """The plugin is misconfigured, cannot be run, fails, or prints something unusable."""
 
 

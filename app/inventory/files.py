@@ -24,7 +24,16 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from ..k8s import MAX_DOCUMENTS, DecodeResult, Finding, Reason, Severity, decode_bytes, decode_text
+from ..k8s import (
+    MAX_DOCUMENTS,
+    DecodeResult,
+    DraguardError,
+    Finding,
+    Reason,
+    Severity,
+    decode_bytes,
+    decode_text,
+)
 from .stream import stream_file
 
 __all__ = [
@@ -44,7 +53,7 @@ STREAM_ABOVE_BYTES = 16 * 1024 * 1024
 STDIN_NAME = "<stdin>"
 
 
-class InputError(Exception):
+class InputError(DraguardError):
     """A path that cannot be read at all (missing or unreadable; an empty folder is fine)."""
 
 

@@ -7,7 +7,7 @@ gathers the allocated state once (``GatherAllocatedState``) and the allocator sk
 it.  So :func:`held_view` builds that second inventory once per snapshot and any search — the
 claim check, the per-pod search, the replica count — answers "now" by running on it.
 
-Semantics (shared/reference/scheduler.md §3 and allocator.md §A.1, from the 1.36 sources):
+Semantics (the 1.36 scheduler's ``GatherAllocatedState`` and the allocator's use of it):
 
 - results with ``adminAccess: true`` count for nothing;
 - a result with a ``shareID`` adds its ``consumedCapacity`` to the device's consumption;

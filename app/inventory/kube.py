@@ -3,7 +3,7 @@
 Why a hand-written watcher on httpx rather than a client library: the webhook needs exactly
 three cluster-scoped lists, must never block a review on the network, and must say precisely
 how current its picture is (``synced``, age, restarts) so that an unsynced or stale inventory
-turns into ``SatisfiabilityUnknown`` warnings instead of false rejections (DESIGN.md §1.3).
+turns into ``SatisfiabilityUnknown`` warnings instead of false rejections (README "What denies, what warns, and why").
 
 The loop per resource follows client-go's reflector: list (paged) → watch from the list's
 ``resourceVersion`` with ``allowWatchBookmarks`` → on a normal end, watch again from the last

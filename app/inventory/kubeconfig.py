@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 import yaml
 
+from ..k8s import DraguardError
 from .execplugin import ExecCredential, ExecPlugin, ExecPluginError, parse_exec
 
 __all__ = [
@@ -43,7 +44,7 @@ __all__ = [
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
-class KubeError(Exception):
+class KubeError(DraguardError):
     """Anything that went wrong talking to the API server."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from ..k8s import DraguardError
 from .build import build_inventory
 from .claims import ClaimReducer
 from .cluster import HeldClaim, ObjectKey
@@ -31,7 +32,7 @@ _GROUP = "/apis/resource.k8s.io/v1"
 _MAX_PAGES = 10_000
 
 
-class ReadError(Exception):
+class ReadError(DraguardError):
     """The API server could not be reached, or refused the credentials outright."""
 
 

@@ -17,7 +17,28 @@ from typing import Any, overload
 __all__ = ["ChainedObjects", "PackedObjects"]
 
 
-class PackedObjects(Sequence[dict[str, Any]]):
+class _Objects(Sequence[dict[str, Any]]):
+    """A read-only sequence of raw objects; subclasses say how one item and a slice are read."""
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return self._slice(index) if isinstance(index, slice) else self._item(index)
+
+    def _item(self, index: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _slice(self, index: slice) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+
+class PackedObjects(_Objects):
     """An immutable sequence of raw objects, each unpacked afresh when read (callers may mutate
     what they get without changing what is kept)."""
 
@@ -37,29 +58,19 @@ class PackedObjects(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return len(self._packed)
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [pickle.loads(p) for p in self._packed[index]]
+    def _item(self, index: int) -> dict[str, Any]:
         got: dict[str, Any] = pickle.loads(self._packed[index])
         return got
+
+    def _slice(self, index: slice) -> list[dict[str, Any]]:
+        return [pickle.loads(p) for p in self._packed[index]]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for packed in self._packed:
             yield pickle.loads(packed)
 
-    @property
-    def packed_bytes(self) -> int:
-        """Bytes held by the packed objects (for tests and ``/readyz`` figures)."""
-        return sum(len(p) for p in self._packed)
 
-
-class ChainedObjects(Sequence[dict[str, Any]]):
+class ChainedObjects(_Objects):
     """Several object sequences read as one, without copying them (or unpacking packed ones)
     until read."""
 
@@ -71,15 +82,10 @@ class ChainedObjects(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return sum(len(p) for p in self._parts)
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    def _slice(self, index: slice) -> list[dict[str, Any]]:
+        return list(self)[index]
 
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return list(self)[index]
+    def _item(self, index: int) -> dict[str, Any]:
         if index < 0:
             index += len(self)
         for part in self._parts:

@@ -97,7 +97,7 @@ class NoInventory:
 class StaticInventory:
     """DeviceClasses, ResourceSlices, Nodes and Namespaces from files, folders or ``-``, read once.
 
-    ResourceClaims and ResourceClaimTemplates among them are what the cluster holds (DESIGN §3):
+    ResourceClaims and ResourceClaimTemplates among them are what the cluster holds (the cluster state):
     they are reduced as they stream past (:mod:`.claims`; no raw object is kept) into the
     snapshot's :class:`~.cluster.ClusterState`, allocated claims being allocations.  The state is
     ``known`` when at least one of them was found (an inventory folder without any says nothing

@@ -27,6 +27,7 @@ from .decode import (
     decode_text,
     shift_result,
 )
+from .errors import DraguardError
 from .features import (
     DEFAULT_TARGET,
     DEFAULT_VERSION,
@@ -72,6 +73,7 @@ from .golang import (
     wrap_int64,
 )
 from .jsonparse import JsonError, loads_json
+from .memo import Memo, memo_tables
 from .models import (
     DRA_API_VERSIONS,
     KIND_MODELS,
@@ -127,7 +129,7 @@ from .models import (
 )
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from .reasons import REASONS, Family, Reason, ReasonInfo, Severity, family_of, reason_anchor
-from .structure import Structural, apply_defaults, decode_object, loc_to_path, to_internal_shape
+from .structure import Structural, apply_defaults, loc_to_path, structural_pass, to_internal_shape
 from .templates import TEMPLATE_MESSAGE, UNRENDERED_TEMPLATE
 from .tree import compact_json, deep_copy, depth, describe, equal, json_length
 from .versions import SERVED_VERSIONS, V1, V1BETA1, V1BETA2, deprecation_warning, source_path
@@ -185,6 +187,7 @@ __all__ = [
     "DeviceTaint",
     "DeviceToleration",
     "Document",
+    "DraguardError",
     "DroppedField",
     "ErrorType",
     "ExactDeviceRequest",
@@ -194,6 +197,7 @@ __all__ = [
     "Finding",
     "Format",
     "JsonError",
+    "Memo",
     "Namespace",
     "NetworkDeviceData",
     "Node",
@@ -236,7 +240,6 @@ __all__ = [
     "compact_json",
     "current_budget",
     "decode_bytes",
-    "decode_object",
     "decode_text",
     "deep_copy",
     "deprecation_warning",
@@ -257,6 +260,7 @@ __all__ = [
     "json_length",
     "loads_json",
     "loc_to_path",
+    "memo_tables",
     "not_found",
     "not_supported",
     "parse_feature_gates",
@@ -269,6 +273,7 @@ __all__ = [
     "round_up_to_step",
     "shift_result",
     "source_path",
+    "structural_pass",
     "to_internal_shape",
     "too_long",
     "too_many",

@@ -7,7 +7,7 @@ environment loses ``device.allowMultipleAllocations`` without ``DRAConsumableCap
 linter that ignores this rejects valid manifests on older clusters and misses what vanishes.
 
 The defaults per version come from Kubernetes 1.36's versioned feature table
-(``pkg/features/kube_features.go``, summarised in ``shared/reference/feature-gates.md``).
+(``pkg/features/kube_features.go``; README "Kubernetes versions and feature gates").
 Parsing follows kube-apiserver's ``--feature-gates`` flag: ``Name=bool`` pairs separated by
 commas; an unknown gate, a bad boolean, a locked GA gate set to the other value, a gate that
 does not exist yet at the target version, or a gate on while a gate it depends on is off are
@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from .errors import DraguardError
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -37,7 +39,7 @@ SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36")
 DEFAULT_VERSION = "1.36"
 
 
-class FeatureGateError(ValueError):
+class FeatureGateError(DraguardError, ValueError):
     """A ``--kubernetes-version`` or ``--feature-gates`` value kube-apiserver would refuse."""
 
     def __init__(self, message: str, *, parameter: str = "") -> None:

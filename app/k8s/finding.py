@@ -4,7 +4,7 @@ Why here, at the bottom: validation, CEL, satisfiability and decoding all emit f
 all report formats (text, JSON, JUnit, SARIF, AdmissionReview) read them.  Keeping the type in
 the vocabulary layer lets every layer above depend on it without importing sideways.
 
-The JSON form is the contract of DESIGN.md §4; :meth:`Finding.to_json` keeps its field order.
+The JSON form is the contract of README "Findings (the JSON contract)"; :meth:`Finding.to_json` keeps its field order.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Finding:
     """A short form with the figure first (``7Gi→10Gi memory for request "gpu"``) for places
     with little room — AdmissionReview warnings; empty when the message is short already."""
     details: dict[str, Any] = dc_field(default_factory=dict, compare=False, hash=False)
-    """The figures a finding is about, for machines (DESIGN §4 ``details``): e.g.
+    """The figures a finding is about, for machines (README "Findings", ``details``): e.g.
     ``{"replicas": 8, "fit": 4, "exact": true}``; emitted in JSON only when not empty."""
 
     @classmethod
@@ -92,7 +92,7 @@ class Finding:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The DESIGN.md §4 object, in its documented field order."""
+        """The object of README "Findings (the JSON contract)", in its documented field order."""
         out: dict[str, Any] = {
             "severity": self.severity.value,
             "reason": self.reason,

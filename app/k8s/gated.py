@@ -136,6 +136,7 @@ def _trie(patterns: tuple[Pattern, ...]) -> _Trie:
 
 
 _TRIES: dict[tuple[Pattern, ...], _Trie] = {}
+"""One trie per group of :data:`_GROUPS`, built on first use: bounded by that fixed table."""
 
 
 def _group_trie(group: GatedGroup) -> _Trie:

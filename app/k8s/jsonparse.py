@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from .errors import DraguardError
+
 __all__ = ["MAX_DEPTH", "DuplicateKeyError", "JsonError", "has_surrogates", "loads_json"]
 
 MAX_DEPTH = 10_000
@@ -33,7 +35,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
-class JsonError(ValueError):
+class JsonError(DraguardError, ValueError):
     """Not acceptable JSON: says why and where (1-based line and column, 0 when unknown)."""
 
     def __init__(self, message: str, line: int = 0, column: int = 0) -> None:

@@ -215,16 +215,6 @@ class DeviceAttribute(_Model):
             )
         )
 
-    def list_kind_and_values(self) -> tuple[str | None, list[object] | None]:
-        """(JSON name, values) of the list-typed value set (the first, when several are)."""
-        for name, values in (
-            ("bools", self.bool_values), ("ints", self.int_values),
-            ("strings", self.string_values), ("versions", self.version_values),
-        ):
-            if values is not None:
-                return name, list(values)
-        return None, None
-
 
 class CapacityRequestPolicyRange(_Model):
     min: QuantityField | None = None

@@ -19,7 +19,9 @@ import enum
 import re
 from functools import total_ordering
 
+from .errors import DraguardError
 from .golang import INT64_MAX
+from .memo import Memo
 
 __all__ = ["Format", "Quantity", "QuantityError", "parse_quantity"]
 
@@ -41,7 +43,7 @@ _BINARY_BY_EXPONENT = {v: k for k, v in _BINARY_SUFFIXES.items()}
 _BINARY_BY_EXPONENT[0] = ""
 
 
-class QuantityError(ValueError):
+class QuantityError(DraguardError, ValueError):
     """A string that apimachinery's ``ParseQuantity`` would refuse; the message is upstream's."""
 
 
@@ -118,10 +120,6 @@ class Quantity:
     def is_integer(self) -> bool:
         return self._nanos % _NANO == 0
 
-    def as_fraction_parts(self) -> tuple[int, int]:
-        """(numerator, denominator) of the exact value, for float conversion by callers."""
-        return self._nanos, _NANO
-
     def as_float(self) -> float:
         return self._nanos / _NANO
 
@@ -141,9 +139,6 @@ class Quantity:
     def cmp(self, other: Quantity) -> int:
         """``q.Cmp(y)``: -1, 0 or 1."""
         return (self._nanos > other._nanos) - (self._nanos < other._nanos)
-
-    def with_format(self, fmt: Format) -> Quantity:
-        return Quantity(self._nanos, fmt)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Quantity):
@@ -291,8 +286,7 @@ def _takes_slow_path(integer: str, fraction: str, fmt: Format, binary_exp: int |
     return decimal_exp - len(fraction) < -9
 
 
-_PARSED: dict[str, Quantity] = {}
-_PARSED_MAX = 4096
+_PARSED: Memo[str, Quantity] = Memo("quantities", 4096)
 _PARSED_TEXT_MAX = 64
 
 
@@ -308,9 +302,7 @@ def parse_quantity(text: str) -> Quantity:
         return Quantity(got._nanos, got._format, got._text)
     value = _parse_quantity(text)
     if len(text) <= _PARSED_TEXT_MAX:
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[text] = value
+        _PARSED.put(text, value)
     return value
 
 

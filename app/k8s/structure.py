@@ -1,4 +1,4 @@
-"""From a raw decoded object to a typed model: apiVersion check, defaulting, strict decoding.
+"""The structural pass: from a document's object to a typed model (apiVersion, strict decoding, defaulting).
 
 Why a separate step: structural problems (a typo'd field, a string where an int belongs, a
 malformed quantity) make the API server refuse the object before any validation rule runs,
@@ -39,13 +39,15 @@ from .v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1
 from .versions import (
     SERVED_VERSIONS,
     V1BETA1,
+    claim_requests,
+    default_request,
     deprecation_warning,
     unsupported_version_message,
     v1beta1_defaults,
     v1beta1_to_v1,
 )
 
-__all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "decode_object", "loc_to_path", "to_internal_shape"]
+__all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "loc_to_path", "structural_pass", "to_internal_shape"]
 
 DRA_MODEL_TYPES = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
 _V1BETA1_MODELS: dict[str, type[BaseModel]] = {
@@ -98,7 +100,7 @@ def _defaulted_view(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     the object, its spec, ``devices``, the request list, each request, its ``exactly`` and
     ``firstAvailable`` entries and their toleration lists — are new; everything else (metadata,
     opaque configuration, selectors) is shared with ``obj``.  The caller must deep-copy before
-    changing anything else (:func:`decode_object` does: its ``owned`` flag stays false).
+    changing anything else (:func:`structural_pass` does: its ``owned`` flag stays false).
 
     Why: on the webhook's path the deep copy of every claim was a tenth of a warm review."""
     out = dict(obj)
@@ -137,33 +139,14 @@ def _fresh_request(req: dict[str, Any]) -> dict[str, Any]:
 
 
 def _default_in_place(kind: str, out: dict[str, Any]) -> None:
-    spec: Any = out.get("spec")
-    if kind == "ResourceClaimTemplate":
-        spec = spec.get("spec") if isinstance(spec, dict) else None
-    if kind in ("ResourceClaim", "ResourceClaimTemplate") and isinstance(spec, dict):
-        devices = spec.get("devices")
-        requests = devices.get("requests") if isinstance(devices, dict) else None
-        for request in requests if isinstance(requests, list) else []:
-            if not isinstance(request, dict):
-                continue
-            exactly = request.get("exactly")
-            if isinstance(exactly, dict):
-                _default_request(exactly)
-            subs = request.get("firstAvailable")
-            for sub in subs if isinstance(subs, list) else []:
-                if isinstance(sub, dict):
-                    _default_request(sub)
-
-
-def _default_request(req: dict[str, Any]) -> None:
-    if req.get("allocationMode") in (None, ""):
-        req["allocationMode"] = "ExactCount"
-    if req.get("allocationMode") == "ExactCount" and req.get("count") in (None, 0):
-        req["count"] = 1
-    tolerations = req.get("tolerations")
-    for tol in tolerations if isinstance(tolerations, list) else []:
-        if isinstance(tol, dict) and tol.get("operator") in (None, ""):
-            tol["operator"] = "Equal"
+    for request in claim_requests(kind, out):
+        exactly = request.get("exactly")
+        if isinstance(exactly, dict):
+            default_request(exactly)
+        subs = request.get("firstAvailable")
+        for sub in subs if isinstance(subs, list) else []:
+            if isinstance(sub, dict):
+                default_request(sub)
 
 
 # ---------------------------------------------------------------------------- loc → Path
@@ -242,7 +225,7 @@ def to_internal_shape(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     return apply_defaults(kind, obj)
 
 
-def decode_object(
+def structural_pass(
     kind: str,
     obj: dict[str, Any],
     *,
@@ -250,7 +233,7 @@ def decode_object(
     create: bool = True,
     old: dict[str, Any] | None = None,
 ) -> Structural:
-    """Decode one object of a checked kind the way kube-apiserver does before validating it.
+    """The structural pass of one object of a checked kind, as kube-apiserver decodes it before validating.
 
     Strict decoding against the schema of the object's own version (unknown fields and JSON
     types, at versioned paths), that version's defaulting, conversion to the v1 shape, then

@@ -30,6 +30,8 @@ __all__ = [
     "V1",
     "V1BETA1",
     "V1BETA2",
+    "claim_requests",
+    "default_request",
     "deprecation_warning",
     "source_path",
     "unsupported_version_message",
@@ -80,18 +82,20 @@ def unsupported_version_message(api_version: object, kind: str) -> str:
 def v1beta1_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """v1beta1's own defaulting, on a deep copy (``pkg/apis/resource/v1beta1/defaults.go``)."""
     out: dict[str, Any] = deep_copy(obj)
-    for request in _claim_requests(kind, out):
+    for request in claim_requests(kind, out):
         if isinstance(request.get("deviceClassName"), str) and request["deviceClassName"]:
-            _default_mode_and_count(request)
+            default_request(request)
         subs = request.get("firstAvailable")
         for sub in subs if isinstance(subs, list) else []:
             if isinstance(sub, dict):
-                _default_mode_and_count(sub)
+                default_request(sub)
         _default_tolerations(request)
     return out
 
 
-def _default_mode_and_count(req: dict[str, Any]) -> None:
+def default_request(req: dict[str, Any]) -> None:
+    """One request's (or subrequest's) defaults, the same in every served version: ``allocationMode``
+    "" → ``ExactCount``, then ``count`` 0 → 1, and toleration ``operator`` "" → ``Equal``."""
     if req.get("allocationMode") in (None, ""):
         req["allocationMode"] = "ExactCount"
     if req.get("allocationMode") == "ExactCount" and req.get("count") in (None, 0):
@@ -113,7 +117,8 @@ def _claim_spec(kind: str, obj: dict[str, Any]) -> Any:
     return spec if kind in ("ResourceClaim", "ResourceClaimTemplate") else None
 
 
-def _claim_requests(kind: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
+def claim_requests(kind: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request mappings of a claim's (or a template's claim's) spec; empty for other kinds."""
     spec = _claim_spec(kind, obj)
     devices = spec.get("devices") if isinstance(spec, dict) else None
     requests = devices.get("requests") if isinstance(devices, dict) else None
@@ -131,7 +136,7 @@ def v1beta1_to_v1(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         for i, device in enumerate(devices if isinstance(devices, list) else []):
             if isinstance(device, dict):
                 devices[i] = _unwrap_basic(device)  # type: ignore[index]
-    for request in _claim_requests(kind, out):
+    for request in claim_requests(kind, out):
         _nest_exactly(request)
     return out
 

@@ -2,12 +2,12 @@
 
 Why the care over shape: the API server shows a denial as ``admission webhook "…" denied the
 request: <message>``.  A missing ``code`` became 403/"Forbidden" on some versions and a
-missing message reads "without explanation" (anchors §6, kube-rs#494), so a denial always
+missing message reads "without explanation" (kube-rs#494), so a denial always
 carries ``code`` 422, ``reason: Invalid``, the message kube-apiserver itself would produce
 (``ResourceClaim.resource.k8s.io "name" is invalid: [<path>: <body>, …]``) and one
 ``metav1.StatusCause`` per finding.  Warnings are capped at 120 characters as the API asks,
 and a long list is summarised rather than silently truncated by the API server.  Each warning
-starts with its reason (DESIGN.md §5), then the figure it is about (a check's short
+starts with its reason (README "The webhook and the lint endpoint"), then the figure it is about (a check's short
 :attr:`~app.k8s.finding.Finding.brief` when it has one), the field last when there is room; a
 warning too long is cut between words, so no number is ever cut in half.
 """

@@ -1,7 +1,7 @@
 """Findings → text, JSON, JUnit XML or SARIF 2.1.0.
 
 Why four formats from one list: people read text, scripts parse the JSON contract
-(DESIGN.md §4), CI dashboards ingest JUnit, and code-scanning UIs ingest SARIF.  All four are
+(README "Findings (the JSON contract)"), CI dashboards ingest JUnit, and code-scanning UIs ingest SARIF.  All four are
 pure functions of the same :class:`~app.review.pipeline.Review`, so they can never disagree.
 
 Text is one line per finding — ``file:line:col: severity: Kind ns/name: field: message`` —

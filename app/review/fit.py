@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..inventory import Inventory
-from ..k8s import Budget, Path, ResourceClaim, ResourceClaimTemplate, decode_object
+from ..k8s import Budget, Path, ResourceClaim, ResourceClaimTemplate, structural_pass
 from ..satisfy import PodClaim, PodRequest, count_replicas
 
 __all__ = ["fit_object"]
@@ -30,7 +30,7 @@ def fit_object(obj: Mapping[str, Any], inventory: Inventory, *, deadline_seconds
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     label = f"{kind} {meta.get('name', '') if isinstance(meta, Mapping) else ''}".strip()
     try:
-        model = decode_object(kind, dict(obj)).model
+        model = structural_pass(kind, dict(obj)).model
     except (ValidationError, ValueError, TypeError):
         model = None
     if isinstance(model, ResourceClaim):

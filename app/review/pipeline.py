@@ -4,7 +4,7 @@ Why one function for three doors: the webhook, the lint endpoint and the CLI mus
 same thing about the same object.  They only translate in (bytes, AdmissionReview) and out
 (text, JSON, JUnit, SARIF, AdmissionResponse); everything in between happens here:
 
-1. structural decoding (apiVersion, unknown fields, JSON types, quantities) with defaulting;
+1. the structural pass (apiVersion, unknown fields, JSON types, quantities) with defaulting;
 2. API-server-parity validation (:mod:`app.validation`) and draguard's own ``Lint*`` checks;
 3. for claims and templates that passed validation, static satisfiability against the
    inventory (:mod:`app.satisfy`) — never decided when the inventory is missing or unsynced;
@@ -33,6 +33,7 @@ from ..k8s import (
     V1BETA2,
     BudgetExceeded,
     Document,
+    DraguardError,
     Family,
     FieldError,
     Finding,
@@ -45,9 +46,9 @@ from ..k8s import (
     Severity,
     Structural,
     Target,
-    decode_object,
     family_of,
     source_path,
+    structural_pass,
     to_internal_shape,
 )
 from ..satisfy import capacity_in_use, check_claim_spec, sound_for_target
@@ -87,7 +88,7 @@ def _api_checked(reason: str) -> bool:
     return family_of(reason) in (Family.PARITY, Family.DECODE)
 
 
-class DenyPolicyError(ValueError):
+class DenyPolicyError(DraguardError, ValueError):
     """A ``--deny`` value that cannot be a denial reason; the message says why."""
 
 
@@ -189,10 +190,8 @@ def _ref(doc: Document) -> ObjectRef:
     )
 
 
-def _at(
-    doc: Document, ref: ObjectRef, path: Path | None, *, key: bool = False, versioned: bool = False
-) -> tuple[int, int]:
-    """File position of a field; ``path`` is v1-shaped unless ``versioned`` (decode findings)."""
+def _at(doc: Document, path: Path | None, *, key: bool = False, versioned: bool = False) -> tuple[int, int]:
+    """File position of a field; ``path`` is v1-shaped unless ``versioned`` (structural-pass findings)."""
     if not doc.source:
         return (0, 0)
     if path is None:
@@ -202,8 +201,9 @@ def _at(
     return doc.position_of(path.json_pointer_parts(), key=key)
 
 
-def _field_finding(doc: Document, ref: ObjectRef, err: FieldError) -> Finding:
-    line, col = _at(doc, ref, err.path)
+def _field_finding(doc: Document, ref: ObjectRef, err: FieldError, *, versioned: bool = False) -> Finding:
+    """A field error as an error finding; ``versioned``: its path is the written version's (decode)."""
+    line, col = _at(doc, err.path, versioned=versioned)
     return Finding.for_object(ref, Severity.ERROR, err.reason, err.body(), str(err.path), line, col)
 
 
@@ -211,7 +211,7 @@ def _note_finding(doc: Document, ref: ObjectRef, note: Note, options: ReviewOpti
     severity = note.severity
     if options.strict and _is_lint(note.reason):
         severity = Severity.ERROR
-    line, col = _at(doc, ref, note.path)
+    line, col = _at(doc, note.path)
     extra = {"fail_open": note.fail_open} if note.fail_open else {}
     return Finding.for_object(ref, severity, note.reason, note.message, str(note.path or ""), line, col,
                               brief=note.brief, details=dict(note.details or {}), **extra)
@@ -250,14 +250,14 @@ def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options:
     if st.api_version_error:
         out.append(
             Finding.for_object(ref, Severity.ERROR, Reason.DECODE_ERROR, st.api_version_error, "apiVersion",
-                               *_at(doc, ref, Path.root("apiVersion")))
+                               *_at(doc, Path.root("apiVersion")))
         )
     if st.deprecation:
         out.append(
             Finding.for_object(
                 ref, Severity.INFO, Reason.DEPRECATED,
                 f"{st.deprecation} (the API server's warning); use resource.k8s.io/v1",
-                "apiVersion", *_at(doc, ref, Path.root("apiVersion")),
+                "apiVersion", *_at(doc, Path.root("apiVersion")),
             )
         )
     target = options.target
@@ -268,12 +268,12 @@ def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options:
                 ref, Severity.WARNING, Reason.FIELD_DROPPED,
                 f"dropped by the API server without an error: feature gate {target.describe_gate(dropped.gate)} "
                 "is off, so the field is neither stored nor validated",
-                str(written), *_at(doc, ref, written, key=True, versioned=True),
+                str(written), *_at(doc, written, key=True, versioned=True),
             )
         )
     if not options.admission:  # the API server already decoded admitted objects strictly
         for path in st.unknown_fields:
-            line, col = _at(doc, ref, path, key=True, versioned=True)
+            line, col = _at(doc, path, key=True, versioned=True)
             out.append(
                 Finding.for_object(
                     ref, Severity.ERROR, Reason.UNKNOWN_FIELD,
@@ -281,13 +281,8 @@ def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options:
                     str(path), line, col,
                 )
             )
-    out.extend(_decode_type_finding(doc, ref, err) for err in st.type_errors)
+    out.extend(_field_finding(doc, ref, err, versioned=True) for err in st.type_errors)
     return out
-
-
-def _decode_type_finding(doc: Document, ref: ObjectRef, err: FieldError) -> Finding:
-    line, col = _at(doc, ref, err.path, versioned=True)
-    return Finding.for_object(ref, Severity.ERROR, err.reason, err.body(), str(err.path), line, col)
 
 
 def _namespace_labels(documents: Sequence[Document]) -> dict[str, dict[str, str]] | None:
@@ -310,7 +305,7 @@ class _Checked:
     valid: bool = False
 
 
-def _decode_and_validate(
+def _structure_and_validate(
     doc: Document,
     ctx: ValidationContext,
     options: ReviewOptions,
@@ -323,7 +318,7 @@ def _decode_and_validate(
     review = ObjectReview(ref=ref)
     checked = _Checked(doc=doc, ref=ref, review=review)
     old_shape = to_internal_shape(doc.kind, old_raw) if old_raw is not None else None
-    st = decode_object(doc.kind, doc.obj, target=options.target, create=create, old=old_shape)
+    st = structural_pass(doc.kind, doc.obj, target=options.target, create=create, old=old_shape)
     review.findings.extend(_structural_findings(doc, ref, st, options))
     if st.model is None:
         return checked
@@ -358,7 +353,7 @@ def _satisfiability(
         checked.review.findings.append(
             Finding.for_object(
                 ref, Severity.WARNING, Reason.SATISFIABILITY_UNKNOWN,
-                f"satisfiability not checked: {inventory_problem}", "", *_at(doc, ref, None),
+                f"satisfiability not checked: {inventory_problem}", "", *_at(doc, None),
             )
         )
         return
@@ -455,7 +450,7 @@ def review_documents(
     for doc in documents:
         if doc.kind in CHECKED_KINDS:
             started = time.perf_counter()
-            item = _decode_and_validate(doc, ctx, options)
+            item = _structure_and_validate(doc, ctx, options)
             item.review.elapsed_ms = (time.perf_counter() - started) * 1000
             checked.append(item)
             if item.valid and doc.kind in INVENTORY_OBJECT_KINDS:
@@ -545,9 +540,9 @@ def review_admission(
     old_raw: dict[str, Any] | None = None
     if operation == "UPDATE" and old_obj is not None and kind in CHECKED_KINDS:
         old_raw = {**dict(old_obj), "kind": kind}
-        old_model = decode_object(kind, old_raw, target=opts.target, create=False).model
+        old_model = structural_pass(kind, old_raw, target=opts.target, create=False).model
     try:
-        checked = _decode_and_validate(doc, ctx, opts, old=old_model, old_raw=old_raw, create=operation != "UPDATE")
+        checked = _structure_and_validate(doc, ctx, opts, old=old_model, old_raw=old_raw, create=operation != "UPDATE")
         is_update_of_claim = operation == "UPDATE" and kind in NAMESPACED_KINDS
         if operation == "CREATE" or (operation == "UPDATE" and not is_update_of_claim):
             _satisfiability(checked, inventory, inventory_problem, opts)

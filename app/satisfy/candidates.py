@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 
 from ..capacity import CapacityFit, evaluate
+from ..cel import SelectorOrigin
 from ..inventory import DeviceRecord, Inventory
 from ..k8s import DeviceTaint, DeviceToleration
 from .plan import Alternative
@@ -38,11 +39,11 @@ class Entry:
     fit: CapacityFit | None = None
     error: SelectorError | None = None
     taint: DeviceTaint | None = None
-    rejected_by: tuple[str, int, str] | None = None
+    rejected_by: tuple[SelectorOrigin, int, str] | None = None
     """For ``NO_MATCH``: the selector that said no (origin, index, expression)."""
 
 
-_Verdict = tuple[Status, CapacityFit | None, SelectorError | None, DeviceTaint | None, tuple[str, int, str] | None]
+_Verdict = tuple[Status, CapacityFit | None, SelectorError | None, DeviceTaint | None, tuple[SelectorOrigin, int, str] | None]
 
 
 def _tolerates(tol: DeviceToleration, taint: DeviceTaint) -> bool:

@@ -2,7 +2,7 @@
 
 Why per node group and with an empty cluster: admission-time checks must not depend on what
 happens to be allocated right now; the question is whether the claim can *ever* be allocated.
-Rejections are reserved for proofs (DESIGN §1.3): a missing class, an expired deadline or an
+Rejections are reserved for proofs (README "What denies, what warns, and why"): a missing class, an expired deadline or an
 order-dependent corner the search cannot settle all produce warnings, never errors.
 
 Speed: devices are reduced to a per-claim key (how they behave for *this* claim: match status,
@@ -259,9 +259,8 @@ def _error_note(out: Outcome, severity: Severity) -> Note:
     err, dev, alt = out.entry.error, out.entry.dev, out.alt
     hint = f" ({err.hint})" if err.hint else ""
     who = f'request "{alt.display}": ' if alt is not None else ""
-    origin = "the request's" if err.origin == "request" else err.origin
     msg = (
-        f"{who}{origin} selector #{err.index} fails on device {dev.where} with a CEL runtime error: "
+        f"{who}{err.origin.owner} selector #{err.index} fails on device {dev.where} with a CEL runtime error: "
         f"{err.message}{hint}; Kubernetes aborts scheduling of the pod when it evaluates this device"
     )
     return Note(Reason.SELECTOR_RUNTIME_ERROR, msg, alt.path if alt is not None else None, severity)

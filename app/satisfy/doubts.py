@@ -1,7 +1,7 @@
 """Why a failed search is not yet a proof: the parts of the inventory known to be missing.
 
 Why this exists: ``Unsatisfiable`` denies a claim at the webhook, so it must hold for *every*
-state the cluster can reach without an operator changing the claim (DESIGN §1.3).  A search
+state the cluster can reach without an operator changing the claim (README "What denies, what warns, and why").  A search
 that found no allocation over today's inventory proves that only when nothing the claim could
 use is known to be on its way:
 

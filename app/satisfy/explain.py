@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ..capacity import CapacityMiss
+from ..cel import SelectorOrigin
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from .candidates import Candidates, Entry, Status
 from .constraints import lookup_attribute
@@ -94,9 +95,9 @@ def _no_match_message(alt: Alternative, cand: Candidates, evaluated: list[tuple[
     the class, the request's own selectors are the ones that matched nothing.
     """
     rejections = [(e.rejected_by, n) for e, n in evaluated]
-    in_class = [(r, n) for r, n in rejections if r is None or not r[0].startswith("class")]
+    in_class = [(r, n) for r, n in rejections if r is None or not r[0].is_class]
     pool = in_class or rejections
-    weights: Counter[tuple[str, int, str] | None] = Counter()
+    weights: Counter[tuple[SelectorOrigin, int, str] | None] = Counter()
     for r, n in pool:
         weights[r] += n
     top = weights.most_common(1)[0][0] if pool else None
@@ -104,7 +105,7 @@ def _no_match_message(alt: Alternative, cand: Candidates, evaluated: list[tuple[
         which = "the selectors"
     else:
         origin, index, expr = top
-        which = f"selector #{index} of the {origin.split(' ')[0]} ({expr})"
+        which = f"selector #{index} of the {origin.kind} ({expr})"
     if in_class:
         return f"{_quote(alt)}: no device matches {which} ({_count(in_class)} devices of class {alt.class_name} evaluated)"
     return (

@@ -2,7 +2,7 @@
 
 Why a warning and never a denial: allocations are the most mutable state there is — a job ends,
 a claim is deleted, and the claim fits.  "Could it ever fit?" is the proof that may deny; "does
-it fit now?" only tells the user why the pod will wait, and how long it might (DESIGN §4).
+it fit now?" only tells the user why the pod will wait, and how long it might (README "What denies, what warns, and why").
 
 For a claim, the now answer is the same claim search run on the snapshot with what allocated
 claims hold taken away (:meth:`~app.inventory.Inventory.held_view`) — node taints and cordons stay

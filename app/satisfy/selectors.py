@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cel import CelRuntimeError, CompiledSelector, CompileFailure, compile_selector
+from ..cel import CelRuntimeError, CompiledSelector, CompileFailure, SelectorOrigin, compile_selector
 from ..inventory import DeviceRecord
 
 __all__ = ["SelectorError", "SelectorSet", "compile_selectors"]
@@ -21,8 +21,7 @@ __all__ = ["SelectorError", "SelectorSet", "compile_selectors"]
 class SelectorError:
     """A selector that errors (or cannot run) on a device."""
 
-    origin: str
-    """``class gpu.example.com`` or ``request`` (the request's own selectors)."""
+    origin: SelectorOrigin
     index: int
     expression: str
     message: str
@@ -33,10 +32,10 @@ class SelectorError:
 class SelectorSet:
     """The compiled selectors of one class + one request, evaluated lazily per device shape."""
 
-    def __init__(self, entries: list[tuple[str, int, str, CompiledSelector | CompileFailure | None]]) -> None:
+    def __init__(self, entries: list[tuple[SelectorOrigin, int, str, CompiledSelector | CompileFailure | None]]) -> None:
         self._entries = entries
         self._cache: dict[int, bool | SelectorError] = {}
-        self.rejected_by: dict[int, tuple[str, int, str]] = {}
+        self.rejected_by: dict[int, tuple[SelectorOrigin, int, str]] = {}
         """Per device shape that did not match: the selector that said no (origin, index, expression)."""
         self.evaluated = 0
 
@@ -107,8 +106,8 @@ class SelectorSet:
 
 def compile_selectors(class_name: str, class_selectors: tuple[str | None, ...], request_selectors: tuple[str | None, ...]) -> SelectorSet:
     """Compile (cached by the CEL package) class selectors first, then the request's."""
-    entries: list[tuple[str, int, str, CompiledSelector | CompileFailure | None]] = []
-    for origin, selectors in ((f"class {class_name}", class_selectors), ("request", request_selectors)):
+    entries: list[tuple[SelectorOrigin, int, str, CompiledSelector | CompileFailure | None]] = []
+    for origin, selectors in ((SelectorOrigin(class_name), class_selectors), (SelectorOrigin(), request_selectors)):
         for i, expr in enumerate(selectors):
             entries.append((origin, i, expr or "", compile_selector(expr) if expr else None))
     return SelectorSet(entries)

@@ -2,9 +2,8 @@
 
 Why here and not in the review layer: the search follows the 1.36 allocator, so whether one of its
 proofs holds for another target is a fact about allocators, decided beside the search.  Where an
-older allocator is documented to be more permissive (shared/reference/allocator.md §F: 1.34
-compares ``distinctAttribute`` values by pointer, so two different devices with equal values
-pass), a 1.36 proof is no proof for that target: it becomes SatisfiabilityUnknown, saying why.
+older allocator is more permissive (1.34 compares ``distinctAttribute`` values by pointer, so
+two different devices with equal values pass), a 1.36 proof is no proof for that target: it becomes SatisfiabilityUnknown, saying why.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from ..k8s import BudgetExceeded, budget_scope
@@ -35,11 +36,11 @@ from .safe_render import SafeJSONResponse, encode_body
 from .state import ServerState
 from .webhook import (
     AdmissionCall,
+    Answer,
     BadReview,
-    Outcome,
     Route,
     envelope,
-    fallback_outcome,
+    fallback_answer,
     needs_review,
     parse_admission_review,
     review_call,
@@ -56,19 +57,20 @@ _ANSWER_MARGIN_SECONDS = 0.2  # a review's budget ends this long before its dead
 _DRAIN_LIMIT_FACTOR = 4  # read (and drop) up to 4× the limit so the client sees the 413
 
 
-class _HttpError(Exception):
-    def __init__(self, code: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+class _StatusError(HTTPException):
+    """Starlette's HTTP error plus the ``metav1.Status`` reason word (``RequestEntityTooLarge``)
+    that the answer, the log line and the metric label carry."""
+
+    def __init__(self, status_code: int, reason: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(status_code, message, headers)
         self.reason = reason
-        self.message = message
 
 
-def _status(code: int, reason: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+def _status(exc: _StatusError) -> JSONResponse:
     """A ``metav1.Status``-shaped JSON error: readable by kubectl users and scripts alike."""
-    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
-            "reason": reason, "message": message}
-    return SafeJSONResponse(body, status_code=code, headers=headers)
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": exc.status_code,
+            "reason": exc.reason, "message": exc.detail}
+    return SafeJSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -87,7 +89,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
             continue
         chunks.append(chunk)
     if too_large:
-        raise _HttpError(413, "RequestEntityTooLarge", f"request body larger than {limit} bytes")
+        raise _StatusError(413, "RequestEntityTooLarge", f"request body larger than {limit} bytes")
     return b"".join(chunks)
 
 
@@ -96,9 +98,9 @@ async def _read_with_deadline(request: Request, state: ServerState, deadline: fl
         async with asyncio.timeout(deadline):  # not wait_for: no task of its own per request
             return await _read_body(request, state.max_body_bytes)
     except TimeoutError as exc:
-        raise _HttpError(408, "Timeout", f"request body not received within {deadline:g}s") from exc
+        raise _StatusError(408, "Timeout", f"request body not received within {deadline:g}s") from exc
     except ClientDisconnect as exc:  # nobody will read the answer: one log line, no traceback
-        raise _HttpError(400, "ClientDisconnected", "the client disconnected before sending the whole body") from exc
+        raise _StatusError(400, "ClientDisconnected", "the client disconnected before sending the whole body") from exc
 
 
 def create_app(state: ServerState) -> FastAPI:
@@ -160,41 +162,41 @@ def create_app(state: ServerState) -> FastAPI:
             try:
                 call = parse_admission_review(body)
             except BadReview as exc:
-                raise _HttpError(400, "BadRequest", str(exc)) from exc
-            outcome = needs_review(call, route)
-            if outcome is None:
-                outcome = await _run_review(call, route, started)
-        except _HttpError as exc:
+                raise _StatusError(400, "BadRequest", str(exc)) from exc
+            answer = needs_review(call, route)
+            if answer is None:
+                answer = await _run_review(call, route, started)
+        except _StatusError as exc:
             elapsed = time.perf_counter() - started
             metrics.observe(route, "error", exc.reason, elapsed)
             log_review(route=route, uid=call.uid if call else "", decision="error", reason=exc.reason,
-                       error=exc.message, ms=round(elapsed * 1000, 2))
-            return _status(exc.code, exc.reason, exc.message)
+                       error=exc.detail, ms=round(elapsed * 1000, 2))
+            return _status(exc)
         elapsed = time.perf_counter() - started
-        metrics.observe(route, outcome.decision, outcome.reason, elapsed, outcome.fail_open)
-        if outcome.fail_open is not None:  # rare, and must be loud: warning log + metric + audit annotation
-            outcome.response.setdefault("auditAnnotations", {})[FAIL_OPEN_AUDIT_KEY] = outcome.fail_open
+        metrics.observe(route, answer.decision, answer.reason, elapsed, answer.fail_open)
+        if answer.fail_open is not None:  # rare, and must be loud: warning log + metric + audit annotation
+            answer.response.setdefault("auditAnnotations", {})[FAIL_OPEN_AUDIT_KEY] = answer.fail_open
             log.warning("review allowed without a full check (fail-open)", extra={"fields": {
                 "uid": call.uid, "route": route, "kind": call.kind, "namespace": call.namespace,
-                "name": call.name, "failOpen": outcome.fail_open, "ms": round(elapsed * 1000, 2)}})
+                "name": call.name, "failOpen": answer.fail_open, "ms": round(elapsed * 1000, 2)}})
         log_review(
             route=route, uid=call.uid, kind=call.kind, namespace=call.namespace, name=call.name,
-            operation=call.operation, dryRun=call.dry_run, decision=outcome.decision,
-            reason=outcome.reason, reasons=outcome.reasons, failOpen=outcome.fail_open, warnings=len(outcome.response.get("warnings", [])),
-            patched="patch" in outcome.response, ms=round(elapsed * 1000, 2),
+            operation=call.operation, dryRun=call.dry_run, decision=answer.decision,
+            reason=answer.reason, reasons=answer.reasons, failOpen=answer.fail_open, warnings=len(answer.response.get("warnings", [])),
+            patched="patch" in answer.response, ms=round(elapsed * 1000, 2),
         )
-        return SafeJSONResponse(envelope(call, outcome.response))
+        return SafeJSONResponse(envelope(call, answer.response))
 
-    async def _run_review(call: AdmissionCall, route: Route, started: float) -> Outcome:
+    async def _run_review(call: AdmissionCall, route: Route, started: float) -> Answer:
         remaining = state.deadline_seconds - (time.perf_counter() - started)
         options = route_options(route)
         try:
             return await in_worker(lambda: review_call(call, route, state.inventory, options), remaining)
         except TimeoutError:
-            return fallback_outcome(call, route, "Timeout", f"{state.deadline_seconds:g}s")
+            return fallback_answer(call, route, "Timeout", f"{state.deadline_seconds:g}s")
         except Exception as exc:  # a bug in a check must not block the cluster: fail open, loudly
             log.exception("review failed", extra={"fields": {"uid": call.uid}})
-            return fallback_outcome(call, route, "InternalError", type(exc).__name__)
+            return fallback_answer(call, route, "InternalError", type(exc).__name__)
 
     @app.post("/validate")
     async def validate(request: Request) -> Response:
@@ -209,22 +211,24 @@ def create_app(state: ServerState) -> FastAPI:
         started = time.perf_counter()
         try:
             if state.lint_disabled is not None:
-                raise _HttpError(403, "Forbidden", state.lint_disabled)
+                raise _StatusError(403, "Forbidden", state.lint_disabled)
             if state.lint_token is not None:
                 given = request.headers.get("authorization", "")
                 if not hmac.compare_digest(given.encode(), f"Bearer {state.lint_token}".encode()):
-                    raise _HttpError(401, "Unauthorized", "a valid bearer token is required for /lint")
+                    raise _StatusError(401, "Unauthorized", "a valid bearer token is required for /lint",
+                                       {"WWW-Authenticate": "Bearer"})
             try:
                 fmt = parse_format(request.query_params.get("format"))
             except ValueError as exc:
-                raise _HttpError(400, "BadRequest", str(exc)) from exc
+                raise _StatusError(400, "BadRequest", str(exc)) from exc
             try:
                 options = options_for_query(state.lint_options, request.query_params)
             except ValueError as exc:
-                raise _HttpError(400, "BadRequest", str(exc)) from exc
+                raise _StatusError(400, "BadRequest", str(exc)) from exc
             if lint_slots is not None and lint_slots.locked():
-                raise _HttpError(429, "TooManyRequests",
-                                 f"/lint is busy ({state.lint_concurrency} calls at once); retry later")
+                raise _StatusError(429, "TooManyRequests",
+                                   f"/lint is busy ({state.lint_concurrency} calls at once); retry later",
+                                   {"Retry-After": "1"})
             async with lint_slots if lint_slots is not None else contextlib.nullcontext():
                 body = await _read_with_deadline(request, state, state.deadline_seconds)
                 source = request.query_params.get("file", "")
@@ -235,17 +239,14 @@ def create_app(state: ServerState) -> FastAPI:
                         lint_executor,
                     )
                 except (TimeoutError, BudgetExceeded) as exc:
-                    raise _HttpError(503, "Timeout",
+                    raise _StatusError(503, "Timeout",
                                      f"lint did not finish within {state.lint_deadline_seconds:g}s") from exc
-        except _HttpError as exc:
+        except _StatusError as exc:
             elapsed = time.perf_counter() - started
             metrics.observe_lint(exc.reason, elapsed)
-            log_review(route="lint", decision="error", reason=exc.reason, error=exc.message,
+            log_review(route="lint", decision="error", reason=exc.reason, error=exc.detail,
                        ms=round(elapsed * 1000, 2))
-            headers = {"WWW-Authenticate": "Bearer"} if exc.code == 401 else None
-            if exc.code == 429:
-                headers = {"Retry-After": "1"}
-            return _status(exc.code, exc.reason, exc.message, headers)
+            return _status(exc)
         metrics.observe_lint("errors" if result.errors else "clean", time.perf_counter() - started)
         return Response(encode_body(result.body, result.media_type), media_type=result.media_type)
 

@@ -32,9 +32,10 @@ from ..inventory import (
     load_kube_config,
     open_inventory,
 )
-from ..k8s import FeatureGateError, Reason, Target, bulk_allocation, parse_target
+from ..k8s import DraguardError, FeatureGateError, Reason, Target, bulk_allocation, parse_target
 from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from .app import create_app
+from .audit import AuditObjects, Auditor, AuditSettings
 from .drain import DrainingServer
 from .health import health_only
 from .logs import configure_logging
@@ -48,12 +49,12 @@ __all__ = ["add_serve_arguments", "build_state", "run_serve"]
 log = logging.getLogger("draguard.serve")
 
 
-class UsageError(Exception):
+class UsageError(DraguardError):
     """A flag combination or input that cannot work; ``run_serve`` exits 2 with the message."""
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``draguard serve`` (DESIGN.md §3)."""
+    """Arguments of ``draguard serve`` (README "The CLI")."""
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default 8443)")
     parser.add_argument("--tls-cert", help="serving certificate (PEM); reloaded when the file changes")
@@ -93,13 +94,28 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--service", default="draguard", metavar="NAME",
                         help="with --cert-secret: the Service the certificate is for (default draguard)")
     parser.add_argument("--namespace", default=None, metavar="NS",
-                        help="with --cert-secret: namespace of the Secret, Lease and Service "
+                        help="with --cert-secret or --audit: namespace of the Secret, Leases and Service "
                              "(default: POD_NAMESPACE, else the service account's namespace)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--kubernetes-version", default=None, metavar="1.34|1.35|1.36",
                         help="answer as this Kubernetes version's API server would (default 1.36)")
     parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
                         help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
+    parser.add_argument("--audit", action="store_true",
+                        help="also re-evaluate existing claims, templates, pending Pods and DRA workloads and "
+                             "publish PolicyReports, Events and metrics (needs --kube or --kubeconfig; one "
+                             "writer among replicas, through the Lease --audit-lease)")
+    parser.add_argument("--audit-period-seconds", type=float, default=300.0, metavar="S",
+                        help="with --audit: re-evaluate everything at least this often (default 300)")
+    parser.add_argument("--audit-grace-seconds", type=float, default=120.0, metavar="S",
+                        help="with --audit: publish a finding only once it has persisted this long (default 120)")
+    parser.add_argument("--audit-debounce-seconds", type=float, default=5.0, metavar="S",
+                        help="with --audit: wait this long after a change before a pass (default 5)")
+    parser.add_argument("--audit-lease", default="draguard-audit", metavar="NAME",
+                        help="with --audit: the Lease (in --namespace) that elects the one writer (default draguard-audit)")
+    parser.add_argument("--audit-writes-per-second", type=float, default=5.0, metavar="N",
+                        help="with --audit: API writes (reports, Events) per second, bursts of 4x (default 5)")
+    parser.add_argument("--audit-no-events", action="store_true", help="with --audit: no Events, reports and metrics only")
     parser.add_argument("--health-port", type=int, default=None, metavar="PORT",
                         help="also serve /healthz, /readyz and /metrics over plain HTTP on this port "
                              "(for kubelet probes when --client-ca is on)")
@@ -209,11 +225,37 @@ def build_state(args: argparse.Namespace) -> ServerState:
         tls=tls,
     )
     state.background.append(source.run)
+    if args.audit:
+        state.audit = _auditor(args, source, state.options)
+        state.background.append(state.audit.run)
     if rotator is not None:
         rotator.reloader = tls
         state.self_managed = rotator
         state.background.append(rotator.run)
     return state
+
+
+def _auditor(args: argparse.Namespace, source: InventorySource, options: ReviewOptions) -> Auditor:
+    """``--audit``: the loop over the same cluster the live inventory watches."""
+    config = _kube_config(args)
+    if config is None:
+        raise UsageError("--audit needs --kube or --kubeconfig: it re-evaluates the cluster's objects")
+    for flag in ("period", "grace", "debounce"):
+        if getattr(args, f"audit_{flag}_seconds") < 0:
+            raise UsageError(f"--audit-{flag}-seconds must not be negative")
+    if args.audit_writes_per_second <= 0:
+        raise UsageError("--audit-writes-per-second must be positive")
+    settings = AuditSettings(
+        period_seconds=max(args.audit_period_seconds, 0.1),
+        grace_seconds=args.audit_grace_seconds,
+        debounce_seconds=args.audit_debounce_seconds,
+        lease_namespace=args.namespace or pod_namespace() or "default",
+        lease_name=args.audit_lease,
+        writes_per_second=args.audit_writes_per_second,
+        write_burst=max(1, int(args.audit_writes_per_second * 4)),
+        events=not args.audit_no_events,
+    )
+    return Auditor(source, AuditObjects(config), config, settings, options=options)
 
 
 def _self_managed(args: argparse.Namespace) -> SelfManagedCerts:

@@ -1,7 +1,8 @@
-"""Get, create and replace single Kubernetes objects — the little REST the self-managed
-certificate mode needs (its Secret, its Lease, its two webhook configurations).
+"""Get, list, create, replace and delete single Kubernetes objects — the little REST the
+self-managed certificate mode needs (its Secret, its Lease, its two webhook configurations) and
+the audit writes (its Lease, PolicyReports, ClusterPolicyReports, Events).
 
-Why not a client library: three verbs on four kinds, over the same httpx client and credentials
+Why not a client library: five verbs on a handful of kinds, over the same httpx client and credentials
 the live inventory uses (:func:`app.inventory.kube.make_client`).  Updates are full ``PUT``\\ s
 carrying the ``resourceVersion`` that was read, so a concurrent writer produces
 :class:`Conflict` (HTTP 409) instead of a lost update; the caller re-reads and decides again.
@@ -14,18 +15,22 @@ from typing import Any
 import httpx
 
 from ..inventory import status_message
+from ..k8s import DraguardError
 
-__all__ = ["Conflict", "ObjectApiError", "ObjectClient", "object_path"]
+__all__ = ["Conflict", "NotFound", "ObjectApiError", "ObjectClient", "object_path"]
 
 _PREFIXES = {
     "secrets": ("/api/v1", True),
     "leases": ("/apis/coordination.k8s.io/v1", True),
     "validatingwebhookconfigurations": ("/apis/admissionregistration.k8s.io/v1", False),
     "mutatingwebhookconfigurations": ("/apis/admissionregistration.k8s.io/v1", False),
+    "policyreports": ("/apis/wgpolicyk8s.io/v1alpha2", True),
+    "clusterpolicyreports": ("/apis/wgpolicyk8s.io/v1alpha2", False),
+    "events": ("/api/v1", True),
 }
 
 
-class ObjectApiError(Exception):
+class ObjectApiError(DraguardError):
     """The API server refused a request (status and its message)."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -37,10 +42,15 @@ class Conflict(ObjectApiError):
     """409: someone else wrote the object first (or it already exists)."""
 
 
+class NotFound(ObjectApiError):
+    """404 on a write or list: the object, or its whole API (a CRD not installed), is not there."""
+
+
 def object_path(plural: str, namespace: str, name: str | None = None) -> str:
-    """The URL path of a collection (``name=None``) or of one object."""
+    """The URL path of a collection (``name=None``) or of one object; a namespaced collection
+    with ``namespace=""`` is the one across all namespaces (for list)."""
     prefix, namespaced = _PREFIXES[plural]
-    base = f"{prefix}/namespaces/{namespace}/{plural}" if namespaced else f"{prefix}/{plural}"
+    base = f"{prefix}/namespaces/{namespace}/{plural}" if namespaced and namespace else f"{prefix}/{plural}"
     return f"{base}/{name}" if name else base
 
 
@@ -50,6 +60,8 @@ def _raise(resp: httpx.Response) -> None:
     message = status_message(resp)
     if resp.status_code == 409:
         raise Conflict(409, message)
+    if resp.status_code == 404:
+        raise NotFound(404, message)
     raise ObjectApiError(resp.status_code, message)
 
 
@@ -88,3 +100,20 @@ class ObjectClient:
         resp = await self.client.put(object_path(plural, namespace, name), json=obj)
         _raise(resp)
         return _json_object(resp)
+
+    async def list(self, plural: str, namespace: str = "", *, label_selector: str = "") -> list[dict[str, Any]]:
+        """The items of a collection (``namespace=""``: across all namespaces), one page of up to
+        the server's default; :class:`NotFound` when the API itself is not served."""
+        params = {"labelSelector": label_selector} if label_selector else None
+        resp = await self.client.get(object_path(plural, namespace), params=params)
+        _raise(resp)
+        items = _json_object(resp).get("items")
+        return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+    async def delete(self, plural: str, namespace: str, name: str) -> bool:
+        """Delete one object; False when it was already gone."""
+        resp = await self.client.delete(object_path(plural, namespace, name))
+        if resp.status_code == 404:
+            return False
+        _raise(resp)
+        return True

@@ -3,7 +3,7 @@
 Why an own :class:`CollectorRegistry` per app: several apps (tests, the benchmark) live in one
 process, and the global registry would refuse duplicate metric names.  Latency is in seconds
 (the Prometheus base unit) with buckets from 1 ms to 5 s: webhook SLOs are alerted on p99 and a
-5 s smallest bucket makes that impossible (anchors §5 #12).  Inventory and certificate figures
+5 s smallest bucket makes that impossible.  Inventory and certificate figures
 are read at scrape time from the live objects, so they are never out of date and need no
 bookkeeping on the hot path.
 
@@ -93,6 +93,8 @@ class _LiveCollector(Collector):
             yield GaugeMetricFamily("draguard_certificate_expiry_warning",
                                     "1 when the serving certificate expires within 30 days",
                                     value=1.0 if s.get("cert_expiring") else 0.0)
+        if "audit" in s:
+            yield from _audit_metrics(s["audit"])
         if "selfcert_errors" in s:
             yield CounterMetricFamily("draguard_self_managed_cert_writes",
                                       "Secret updates made by this replica (self-managed certificates)",
@@ -100,6 +102,39 @@ class _LiveCollector(Collector):
             yield CounterMetricFamily("draguard_self_managed_cert_errors",
                                       "failed self-managed certificate rounds (API errors, RBAC, missing Secret)",
                                       value=float(s["selfcert_errors"]))
+
+
+def _audit_metrics(a: dict[str, Any]) -> Iterator[Any]:
+    """``serve --audit``: what it publishes (by reason and result), what waits out the grace period,
+    its passes, and its API writes (by what and outcome)."""
+    yield GaugeMetricFamily("draguard_audit_leader", "1 while this replica is the audit's one writer (the Lease)",
+                            value=1.0 if a.get("leader") else 0.0)
+    yield GaugeMetricFamily("draguard_audit_policyreports_enabled",
+                            "1 when the PolicyReport CRD is installed and reports are written",
+                            value=1.0 if a.get("reports_enabled") else 0.0)
+    results = GaugeMetricFamily("draguard_audit_results", "published audit findings by reason and result "
+                                "(fail|warn|error)", labels=["reason", "result"])
+    for (reason, result), count in sorted(a.get("results", {}).items()):
+        results.add_metric([reason, result], float(count))
+    yield results
+    yield GaugeMetricFamily("draguard_audit_pending", "findings seen but not yet past the grace period",
+                            value=float(a.get("pending", 0)))
+    passes = CounterMetricFamily("draguard_audit_passes", "audit passes by outcome (done|skipped: inventory "
+                                 "or objects not synced)", labels=["outcome"])
+    for outcome in ("done", "skipped"):
+        passes.add_metric([outcome], float(a.get("passes", {}).get(outcome, 0)))
+    yield passes
+    yield GaugeMetricFamily("draguard_audit_last_pass_seconds", "duration of the last audit pass (review and writes)",
+                            value=float(a.get("last_pass_seconds", 0.0)))
+    yield GaugeMetricFamily("draguard_audit_objects", "objects the last pass audited", value=float(a.get("audited", 0)))
+    yield GaugeMetricFamily("draguard_audit_reviews", "distinct contents the last pass reviewed (the rest came "
+                            "from memory)", value=float(a.get("reviewed", 0)))
+    writes = CounterMetricFamily("draguard_audit_api_calls", "the audit's API calls by what (verb and resource) "
+                                 "and outcome (ok|retried|conflict|forbidden|notfound|failed|dropped)",
+                                 labels=["what", "outcome"])
+    for (what, outcome), count in sorted(a.get("writes", {}).items()):
+        writes.add_metric([what, outcome], float(count))
+    yield writes
 
 
 class Metrics:

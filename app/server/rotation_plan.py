@@ -15,7 +15,7 @@ The Secret holds (PEM, as ``data`` keys):
 * ``ca-next.crt``/``ca-next.key`` — a CA already in the bundle but not yet signing, with the
   annotation :data:`CA_NEXT_SINCE` saying since when.
 
-The order that keeps every handshake valid (anchors §7 #10): a new CA is first *added* to the
+The order that keeps every handshake valid: a new CA is first *added* to the
 bundle next to the old one; only after ``ca_propagation`` (time for the API servers to pick up
 the new ``caBundle``) does it sign a new serving certificate; the old CA stays in the bundle
 until it expires.  Renewing only the serving certificate never touches the bundle.

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..certs import service_dns_names, write_atomic
 from ..inventory import KubeConfig, make_client
+from ..k8s import DraguardError
 from .kube_objects import Conflict, ObjectApiError, ObjectClient
 from .lease import LeaseLock
 from .rotation_plan import BUNDLE_KEY, RotationPolicy, parse_certificates, plan_rotation
@@ -51,7 +52,7 @@ WEBHOOK_PLURALS = ("validatingwebhookconfigurations", "mutatingwebhookconfigurat
 NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
-class SelfCertError(Exception):
+class SelfCertError(DraguardError):
     """The self-managed certificate could not be put in place (start-up gives up with this)."""
 
 
@@ -88,7 +89,8 @@ class SelfManagedSettings:
     interval: float = 60.0
 
 
-def _decode(secret: dict[str, Any]) -> dict[str, bytes]:
+def _secret_data(secret: dict[str, Any]) -> dict[str, bytes]:
+    """The Secret's ``data``, base64-decoded; entries that are not valid base64 are left out."""
     data = secret.get("data") if isinstance(secret.get("data"), dict) else {}
     out: dict[str, bytes] = {}
     for key, value in (data or {}).items():
@@ -180,7 +182,7 @@ class SelfManagedCerts:
         return secret
 
     def _plan(self, secret: dict[str, Any]) -> Any:
-        return plan_rotation(_decode(secret), _annotations(secret), names=self.names,
+        return plan_rotation(_secret_data(secret), _annotations(secret), names=self.names,
                              common_name=f"draguard-ca ({self.settings.namespace}/{self.settings.service})",
                              now=self._now(), policy=self.settings.policy)
 
@@ -189,7 +191,7 @@ class SelfManagedCerts:
 
     @staticmethod
     def _bundle(secret: dict[str, Any]) -> bytes:
-        return _decode(secret).get(BUNDLE_KEY, b"")
+        return _secret_data(secret).get(BUNDLE_KEY, b"")
 
     async def _rotate_under_lease(self, api: ObjectClient) -> dict[str, Any] | None:
         """Write what is due while holding the Lease; None when another replica holds it."""
@@ -261,7 +263,7 @@ class SelfManagedCerts:
 
     def _install(self, secret: dict[str, Any]) -> None:
         """Write the Secret's serving pair to the files the server loads, if it changed."""
-        data = _decode(secret)
+        data = _secret_data(secret)
         cert, key = data.get("tls.crt"), data.get("tls.key")
         bundle = parse_certificates(data.get(BUNDLE_KEY))
         self.bundle_not_after = min((c.not_valid_after_utc.timestamp() for c in bundle), default=None)

@@ -47,6 +47,7 @@ class ServerState:
     background: list[Background] = field(default_factory=list)
     draining: bool = False  # set on SIGTERM: /readyz fails while the routes keep serving
     self_managed: Any = None  # SelfManagedCerts when --cert-secret is on (its status joins /readyz)
+    audit: Any = None  # the Auditor when --audit is on (its status joins /readyz, its figures /metrics)
     guard: ConnectionGuard = field(default_factory=ConnectionGuard)
     """The HTTPS listener's connection limits; its refusal counts are exported as metrics."""
 
@@ -73,7 +74,7 @@ class ServerState:
 
         A *stale* inventory after the first sync keeps the pod ready (it is reported here and
         reviews warn): pulling every replica out of the Service on an API-server hiccup would
-        turn a ``failurePolicy: Fail`` webhook into an outage (anchors §5 #1, #4).
+        turn a ``failurePolicy: Fail`` webhook into an outage.
         """
         inventory = dict(self.inventory.status())
         inventory["problem"] = self.inventory.problem()
@@ -82,6 +83,8 @@ class ServerState:
             certs["selfManaged"] = self.self_managed.status()
         ready = self.inventory.synced and (self.tls is None or self.tls.loaded) and not self.draining
         detail = {"ready": ready, "inventory": inventory, "certificate": certs}
+        if self.audit is not None:
+            detail["audit"] = self.audit.status()  # informative: the audit never makes a replica unready
         if self.draining:
             detail["shuttingDown"] = True  # SIGTERM: leave the Service first, then stop (drain.py)
         return ready, detail
@@ -102,6 +105,8 @@ class ServerState:
             out["cert_reloads"] = self.tls.reloads
             out["cert_reload_failures"] = dict(self.tls.failures)
             out["cert_expiring"] = self.tls.expiry_warning() is not None
+        if self.audit is not None:
+            out["audit"] = self.audit.stats()
         if self.self_managed is not None:
             out["selfcert_rotations"] = self.self_managed.rotations
             out["selfcert_errors"] = self.self_managed.errors

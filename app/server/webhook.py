@@ -5,7 +5,7 @@ and kinds are reviewed, what a timeout or an internal error means, what goes int
 line and the metrics) is plain data handling and is tested here without a server; the routes
 only read the body, enforce the deadline and serialise.
 
-Rules (DESIGN.md §5, anchors §6):
+Rules (README "The webhook and the lint endpoint"):
 
 * ``uid`` is echoed; the envelope's apiVersion/kind echo the request's.
 * DELETE and CONNECT are allowed untouched; kinds draguard does not check (or versions other
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..inventory import InventorySource
-from ..k8s import CHECKED_KINDS, JsonError, Reason, Severity, describe, loads_json
+from ..k8s import CHECKED_KINDS, DraguardError, JsonError, Reason, Severity, describe, loads_json
 from ..report import allow, mutation_response, validation_response
 from ..review import ObjectReview, ReviewOptions, review_admission
 from ..satisfy import SEARCH_DEADLINE
@@ -32,11 +32,11 @@ from ..satisfy import SEARCH_DEADLINE
 __all__ = [
     "ADMISSION_API_VERSIONS",
     "AdmissionCall",
+    "Answer",
     "BadReview",
-    "Outcome",
     "Route",
     "envelope",
-    "fallback_outcome",
+    "fallback_answer",
     "needs_review",
     "parse_admission_review",
     "review_call",
@@ -49,7 +49,7 @@ DRA_GROUP = "resource.k8s.io"
 DRA_VERSION = "v1"
 
 
-class BadReview(ValueError):
+class BadReview(DraguardError, ValueError):
     """The body is not an AdmissionReview request; answered with 400 and this message."""
 
 
@@ -71,7 +71,7 @@ class AdmissionCall:
 
 
 @dataclass
-class Outcome:
+class Answer:
     """The response plus what the log line and metrics say about it."""
 
     response: dict[str, Any]
@@ -149,18 +149,18 @@ def envelope(call: AdmissionCall, response: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": call.api_version, "kind": "AdmissionReview", "response": response}
 
 
-def needs_review(call: AdmissionCall, route: Route) -> Outcome | None:
+def needs_review(call: AdmissionCall, route: Route) -> Answer | None:
     """The answer for requests that need no pipeline run, or None when one is needed."""
     if call.operation in ("DELETE", "CONNECT"):
-        return Outcome(allow(call.uid), "allowed", "Skipped")
+        return Answer(allow(call.uid), "allowed", "Skipped")
     if call.group != DRA_GROUP or call.kind not in CHECKED_KINDS:
         warning = f"draguard does not check {call.kind or 'this kind'} objects; allowed without checks"
-        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", Reason.UNSUPPORTED_KIND)
+        return Answer(allow(call.uid, [warning] if route == "validate" else []), "allowed", Reason.UNSUPPORTED_KIND)
     if call.version != DRA_VERSION:
         warning = f"draguard checks {DRA_GROUP}/{DRA_VERSION} only, not {call.version}; allowed without checks"
-        return Outcome(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedVersion")
+        return Answer(allow(call.uid, [warning] if route == "validate" else []), "allowed", "UnsupportedVersion")
     if route == "mutate" and not (call.kind == "ResourceClaim" and call.operation == "CREATE"):
-        return Outcome(allow(call.uid), "allowed", "Skipped")
+        return Answer(allow(call.uid), "allowed", "Skipped")
     return None
 
 
@@ -175,7 +175,7 @@ def _first_reason(review: ObjectReview, severities: tuple[Severity, ...]) -> str
 
 def review_call(
     call: AdmissionCall, route: Route, inventory: InventorySource, options: ReviewOptions
-) -> Outcome:
+) -> Answer:
     """Run the pipeline for one call (CPU-bound: the server runs this in a worker thread)."""
     review = review_admission(
         kind=call.kind,
@@ -192,22 +192,23 @@ def review_call(
     if route == "mutate":
         response = mutation_response(call.uid, review)
         reason = "Patched" if review.patch else "none"
-        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms)
+        return Answer(response, "allowed", reason, reasons, review.elapsed_ms)
     response = validation_response(call.uid, review, kind=call.kind, name=call.name, group=call.group)
     if response["allowed"]:
         reason = _first_reason(review, (Severity.WARNING, Severity.INFO)) or "none"
-        return Outcome(response, "allowed", reason, reasons, review.elapsed_ms, undecided)
-    return Outcome(response, "denied", _first_reason(review, (Severity.ERROR,)), reasons, review.elapsed_ms)
+        return Answer(response, "allowed", reason, reasons, review.elapsed_ms, undecided)
+    return Answer(response, "denied", _first_reason(review, (Severity.ERROR,)), reasons, review.elapsed_ms)
 
 
-def fallback_outcome(call: AdmissionCall, route: Route, why: Literal["Timeout", "InternalError"],
-                     detail: str) -> Outcome:
+def fallback_answer(call: AdmissionCall, route: Route, why: Literal["Timeout", "InternalError"],
+                     detail: str) -> Answer:
     """Allowed with a warning: draguard could not finish, so it must not block (fail open).
 
-    The warning starts with its reason, as every AdmissionReview warning does (DESIGN.md §5).
+    The warning starts with its reason, as every AdmissionReview warning does
+    (README "The webhook and the lint endpoint").
     """
     if why == "Timeout":
         text = f"Timeout: draguard's review did not finish within {detail}; allowed without a full check"
     else:
         text = f"InternalError: draguard failed ({detail}); allowed without a full check"
-    return Outcome(allow(call.uid, [text]), "allowed", why, fail_open=why)
+    return Answer(allow(call.uid, [text]), "allowed", why, fail_open=why)

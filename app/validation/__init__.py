@@ -30,6 +30,7 @@ from ..k8s import (
     Target,
     forbidden,
 )
+from .device_selectors import unchecked_selector_notes
 from .deviceclass import validate_device_class, validate_device_class_update
 from .lints import lint_claim_spec, lint_resource_slice_spec
 from .resourceclaim import (
@@ -41,7 +42,6 @@ from .resourceclaim import (
     validate_resource_claim_update,
 )
 from .resourceslice import validate_resource_slice, validate_resource_slice_update
-from .selectors import unchecked_selector_notes
 from .target import target_scope
 
 __all__ = [

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from ..k8s import DeviceClass, DeviceClassConfiguration, DeviceClassSpec, FieldError, Path, invalid
 from .config import validate_device_configuration
+from .device_selectors import validate_selectors
 from .helpers import validate_slice
 from .meta import validate_object_meta, validate_object_meta_update
 from .names import is_qualified_name
-from .selectors import validate_selectors
 
 __all__ = ["is_extended_resource_name", "validate_device_class", "validate_device_class_update"]
 

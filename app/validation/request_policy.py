@@ -1,8 +1,8 @@
 """Consumable-capacity ``requestPolicy`` rules of a ResourceSlice device (KEP-5075, Kubernetes 1.36).
 
 Why a module of its own: these are the rules draguard exists for, and they have quirks that must
-be reproduced exactly rather than "fixed" (reference note §2.1 rows 1-23, decided by the 1.36
-conformance sample):
+be reproduced exactly rather than "fixed" (decided by the 1.36 conformance sample and the
+rows of ``app/validation/RULES.md``):
 
 * "default is less than min" / "default is more than max" are reported on ``validRange.min`` /
   ``validRange.max``, not on ``default``;

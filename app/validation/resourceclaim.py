@@ -45,6 +45,7 @@ from ..k8s import (
     too_many,
 )
 from .config import validate_device_configuration, validate_raw_extension
+from .device_selectors import validate_selectors
 from .helpers import validate_set, validate_slice
 from .meta import (
     validate_object_meta,
@@ -59,8 +60,7 @@ from .names import (
     validate_pool_name,
     validate_uid,
 )
-from .nodeselector import validate_node_selector
-from .selectors import validate_selectors
+from .node_selectors import validate_node_selector
 from .taints import validate_binding_parameters, validate_device_toleration
 from .target import gate_enabled
 

@@ -36,7 +36,7 @@ from .names import (
     validate_pool_name,
     validate_qualified_name,
 )
-from .nodeselector import validate_node_selector
+from .node_selectors import validate_node_selector
 from .request_policy import (
     validate_multi_allocatable_capacity,
     validate_single_allocatable_capacity,

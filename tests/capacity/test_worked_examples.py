@@ -1,4 +1,4 @@
-"""allocator.md §A.5 worked examples, one test row each (1.36: whole-unit range rounding)."""
+"""Worked examples of request-policy rounding, one test row each (1.36: whole-unit range rounding)."""
 
 from __future__ import annotations
 

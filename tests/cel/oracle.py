@@ -6,7 +6,7 @@ Not production code: draguard evaluates selectors with cel-python's evaluator on
 semantics, so running both on one corpus (``tests/cel/test_engine_differential.py``, and every
 test under ``tests/cel`` through ``conftest.py``) catches a cel-python quirk that slipped past the
 adapters.  It plugs into the same pipeline (parser, type checker, cost estimate, caches) through
-the engine interface: :class:`OracleEngine`, swapped in with :func:`app.cel.engines.use_engine`.
+the engine interface: :class:`OracleEngine`, swapped in with :func:`app.cel.engines.engine_scope`.
 
 Evaluation state is a per-call ``frame`` list (slot 0: the running cost, slot 1: the device,
 further slots: comprehension / ``cel.bind`` variables, allocated lexically at compile time).
@@ -25,13 +25,13 @@ from draguard.cel import ast as A
 from draguard.cel import types as T
 from draguard.cel.cost import COST_LIMIT
 from draguard.cel.device import CelDevice
-from draguard.cel.engines import Engine, ProgramSource, default_engine, use_engine
+from draguard.cel.engines import Engine, ProgramSource, default_engine
 from draguard.cel.errors import EvalError
 from draguard.cel.library import FUNCTIONS
 from draguard.cel.typecheck import DEVICE_FIELDS, Checked
 from draguard.cel.values import TypeValue, go_type_name, no_overload, type_name
 
-__all__ = ["ENGINES", "ORACLE", "PRODUCTION", "OracleEngine", "Program", "compile_program", "set_default_engine"]
+__all__ = ["ENGINES", "ORACLE", "PRODUCTION", "OracleEngine", "Program", "compile_program"]
 
 Frame = list[Any]
 Fn = Callable[[Frame], Any]
@@ -396,8 +396,3 @@ ORACLE = OracleEngine()
 PRODUCTION = default_engine()
 ENGINES: dict[str, Engine] = {PRODUCTION.name: PRODUCTION, ORACLE.name: ORACLE}
 """Both engines by name: production's cel-python engine and this oracle."""
-
-
-def set_default_engine(name: str | None) -> None:
-    """Compile new selectors with the engine called ``name``; ``None``: production's again."""
-    use_engine(None if name is None else ENGINES[name])

@@ -17,12 +17,13 @@ import pytest
 from draguard.cel import CelRuntimeError, CompiledSelector, CompileFailure, make_device
 from draguard.cel.celpy_engine import MAX_CELPY_DEPTH, CelpyProgram
 from draguard.cel.device import CelDevice
+from draguard.cel.engines import engine_scope
 from draguard.cel.errors import EvalError
 from draguard.cel.selector import _compile, clear_caches
 from draguard.k8s.quantity import parse_quantity
 
 from .helpers import value
-from .oracle import ENGINES, set_default_engine
+from .oracle import ENGINES
 
 G = 'device.attributes["gpu.example.com"]'
 C = 'device.capacity["gpu.example.com"]'
@@ -33,7 +34,6 @@ def cel_engine() -> Iterator[str]:
     """Overrides the per-engine parametrisation of conftest.py: these tests name both engines."""
     clear_caches()
     yield "both"
-    set_default_engine(None)
     clear_caches()
 
 
@@ -181,12 +181,12 @@ EXPRESSIONS = [
 def test_engines_agree_on_values(expr: str) -> None:
     got: dict[str, Any] = {}
     for name in ENGINES:
-        set_default_engine(name)
-        try:
-            v = value(expr)
-            got[name] = ("value", type(v).__name__, v)
-        except EvalError as e:
-            got[name] = ("error", e.message, e.missing_key)
+        with engine_scope(ENGINES[name]):
+            try:
+                v = value(expr)
+                got[name] = ("value", type(v).__name__, v)
+            except EvalError as e:
+                got[name] = ("error", e.message, e.missing_key)
     assert got["celpy"] == got["compiled"]
 
 

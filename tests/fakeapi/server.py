@@ -1,6 +1,10 @@
-"""A small fake Kubernetes API server: list (paged) and chunked watch for cluster-scoped kinds,
-plus get/create/update of single objects (Secrets, Leases, webhook configurations) with
-``resourceVersion`` conflicts, for the self-managed certificate rotation.
+"""A small fake Kubernetes API server: list (paged) and chunked watch for cluster-scoped kinds and,
+across all namespaces, for the namespaced kinds the audit re-evaluates (claims, templates, Pods,
+workloads); plus get/list/create/update/delete of single objects (Secrets, Leases, webhook
+configurations, PolicyReports, Events) with ``resourceVersion`` conflicts, for the self-managed
+certificate rotation and the audit's writer.  The ``wgpolicyk8s.io`` group can be switched off
+(``policy_reports_installed``: the CRD is not installed, every path of the group is 404), and
+single-object requests can be given queued faults (403, 409, 429, 500).
 
 Why a real HTTP server rather than mocks: the watcher's correctness lives in HTTP details —
 chunked streams that end or break, ``410 Gone`` as a status and as an ERROR event, bookmarks,
@@ -29,11 +33,19 @@ PATHS = {
     "deviceclasses": ("/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass"),
     "resourceslices": ("/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice"),
     "nodes": ("/api/v1/nodes", "v1", "Node"),
-    # namespaced kinds listed across all namespaces (objects keyed "namespace/name")
+    # namespaced kinds, listed and watched across all namespaces (objects keyed "namespace/name")
     "resourceclaims": ("/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim"),
-    "resourceclaimtemplates": (
-        "/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1", "ResourceClaimTemplate"),
+    "resourceclaimtemplates": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
+                               "ResourceClaimTemplate"),
+    "pods": ("/api/v1/pods", "v1", "Pod"),
+    "deployments": ("/apis/apps/v1/deployments", "apps/v1", "Deployment"),
+    "replicasets": ("/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet"),
+    "statefulsets": ("/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet"),
+    "daemonsets": ("/apis/apps/v1/daemonsets", "apps/v1", "DaemonSet"),
+    "jobs": ("/apis/batch/v1/jobs", "batch/v1", "Job"),
+    "cronjobs": ("/apis/batch/v1/cronjobs", "batch/v1", "CronJob"),
 }
+NAMESPACED_LISTS = frozenset(PATHS) - {"deviceclasses", "resourceslices", "nodes"}
 
 
 # Single-object kinds: URL prefix (before ``namespaces/NS/`` or the name) → (apiVersion, kind, plural).
@@ -44,8 +56,12 @@ OBJECT_KINDS = {
         "/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
     "mutatingwebhookconfigurations": (
         "/apis/admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
+    "policyreports": ("/apis/wgpolicyk8s.io/v1alpha2", "wgpolicyk8s.io/v1alpha2", "PolicyReport"),
+    "clusterpolicyreports": ("/apis/wgpolicyk8s.io/v1alpha2", "wgpolicyk8s.io/v1alpha2", "ClusterPolicyReport"),
+    "events": ("/api/v1", "v1", "Event"),
 }
-NAMESPACED = {"secrets", "leases"}
+NAMESPACED = {"secrets", "leases", "policyreports", "events"}
+POLICY_GROUP = "/apis/wgpolicyk8s.io/v1alpha2"
 
 
 class _Abort(Exception):
@@ -80,6 +96,20 @@ class FakeCluster:
     writes: list[tuple[str, str, str, str]] = field(default_factory=list)  # (verb, plural, ns, name)
     forbidden: set[tuple[str, str]] = field(default_factory=set)  # (verb, plural) answered 403
     accepts: list[tuple[str, str]] = field(default_factory=list)  # (path, Accept header) of list/watch
+    policy_reports_installed: bool = True  # False: the wgpolicyk8s.io CRDs are absent (404 everywhere)
+    # queued HTTP statuses per (verb, plural), answered (and consumed) by the next such request
+    object_faults: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def object_fault(self, verb: str, plural: str, *statuses: int) -> None:
+        """Answer the next ``len(statuses)`` ``verb`` requests on ``plural`` with these statuses
+        (403, 409, 429 with ``Retry-After: 0``, 500, ...)."""
+        with self.lock:
+            self.object_faults.setdefault((verb, plural), []).extend(statuses)
+
+    def objects_of(self, plural: str) -> list[dict[str, Any]]:
+        """Every stored single object of ``plural`` (PolicyReports, Events, ...)."""
+        with self.lock:
+            return [copy.deepcopy(o) for (p, _, _), o in sorted(self.store.items()) if p == plural]
 
     # ------------------------------------------------------------ single objects
     def put_object(self, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -112,19 +142,17 @@ class FakeCluster:
             obj.setdefault("apiVersion", api_version)
             obj.setdefault("kind", kind)
             obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
-            name = obj["metadata"]["name"]
-            if obj["metadata"].get("namespace"):
-                name = f"{obj['metadata']['namespace']}/{name}"
+            name = _list_key(resource, obj)
             etype = "MODIFIED" if name in self.objects[resource] else "ADDED"
             self.objects[resource][name] = obj
             self.history.append((self.rv, resource, etype, obj))
             return self.rv
 
-    def delete(self, resource: str, name: str) -> int:
-        """Delete by name (``namespace/name`` for namespaced kinds)."""
+    def delete(self, resource: str, name: str, namespace: str = "") -> int:
+        """Delete by name (``namespace/name``, or ``namespace=``, for namespaced kinds)."""
         with self.lock:
             self.rv += 1
-            obj = copy.deepcopy(self.objects[resource].pop(name))
+            obj = copy.deepcopy(self.objects[resource].pop(f"{namespace}/{name}" if namespace else name))
             obj["metadata"]["resourceVersion"] = str(self.rv)
             self.history.append((self.rv, resource, "DELETED", obj))
             return self.rv
@@ -166,10 +194,31 @@ class FakeCluster:
             return [(rv, t, o) for rv, r, t, o in self.history if r == resource and rv > since]
 
 
+def _list_key(resource: str, obj: dict[str, Any]) -> str:
+    """Cluster-scoped objects by name; namespaced ones by ``namespace/name`` (default namespace)."""
+    meta = obj["metadata"]
+    if resource in NAMESPACED_LISTS:
+        meta.setdefault("namespace", "default")
+        return f"{meta['namespace']}/{meta['name']}"
+    return str(meta["name"])
+
+
 def _metadata_only(obj: dict[str, Any]) -> dict[str, Any]:
     """What the API server answers for ``Accept: ...;as=PartialObjectMetadata...``."""
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
             "metadata": copy.deepcopy(obj.get("metadata") or {})}
+
+
+def _field_selected(obj: dict[str, Any], selector: str) -> bool:
+    """``fieldSelector`` with ``path=value`` terms (``spec.nodeName=``: the unscheduled Pods)."""
+    for term in filter(None, selector.split(",")):
+        path, _, value = term.partition("=")
+        node: Any = obj
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if str(node or "") != value:
+            return False
+    return True
 
 
 def _list(cluster: FakeCluster, resource: str, params: dict[str, str], meta_only: bool = False) -> Response:
@@ -178,7 +227,8 @@ def _list(cluster: FakeCluster, resource: str, params: dict[str, str], meta_only
         if resource in cluster.list_gone_once and params.get("continue"):
             cluster.list_gone_once.discard(resource)
             return JSONResponse(_status(410, "Expired", "continue token expired"), status_code=410)
-        items = sorted(cluster.objects[resource].values(), key=lambda o: o["metadata"]["name"])
+        selector = params.get("fieldSelector", "")
+        items = [o for _, o in sorted(cluster.objects[resource].items()) if _field_selected(o, selector)]
         rv = cluster.rv
     start = int(params.get("continue") or 0)
     limit = int(params.get("limit") or 0) or len(items) or 1
@@ -190,6 +240,8 @@ def _list(cluster: FakeCluster, resource: str, params: dict[str, str], meta_only
         return JSONResponse({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                              # as the real one: an empty list is Go's nil slice, "items": null
                              "metadata": meta, "items": [_metadata_only(o) for o in page] or None})
+    # as the real one: the items of a typed List carry no kind and no apiVersion (the List has them)
+    page = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in page]
     return JSONResponse({"kind": f"{kind}List", "apiVersion": api_version, "metadata": meta, "items": page})
 
 
@@ -199,6 +251,7 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str], me
         return JSONResponse(_status(410, "Expired", f"too old resource version: {since}"), status_code=410)
     timeout = float(params.get("timeoutSeconds") or 300)
     bookmarks = params.get("allowWatchBookmarks") == "true"
+    selector = params.get("fieldSelector", "")
 
     async def body() -> AsyncIterator[bytes]:
         sent = since
@@ -209,6 +262,8 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str], me
                 sent = rv
                 if etype == "BOOKMARK" and not bookmarks:
                     continue
+                if selector and etype != "BOOKMARK" and not _field_selected(obj, selector):
+                    etype = "DELETED"  # as the real one: an object that stops matching leaves the watch
                 if meta_only and etype != "BOOKMARK":
                     obj = _metadata_only(obj)
                 yield (json.dumps({"type": etype, "object": obj}) + "\n").encode()
@@ -228,30 +283,65 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str], me
     return StreamingResponse(body(), media_type="application/json")
 
 
+def _selected(obj: dict[str, Any], selector: str) -> bool:
+    """``labelSelector`` with ``key=value`` terms (all the clients here send)."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for term in filter(None, selector.split(",")):
+        key, _, value = term.partition("=")
+        if labels.get(key) != value:
+            return False
+    return True
+
+
 def _object_endpoint(cluster: FakeCluster, plural: str) -> Any:
-    """GET/PUT ``.../NAME`` and POST to the collection, with optimistic concurrency like the real
-    API server: a PUT whose ``metadata.resourceVersion`` is not the stored one gets 409."""
+    """GET/PUT/DELETE ``.../NAME``, POST and GET (list) on the collection, with optimistic
+    concurrency like the real API server: a PUT whose ``metadata.resourceVersion`` is not the
+    stored one gets 409."""
 
     async def handle(request: Request) -> Response:
         namespace = request.path_params.get("namespace", "")
         name = request.path_params.get("name")
-        verb = {"GET": "get", "PUT": "update", "POST": "create"}.get(request.method, request.method.lower())
+        verbs = {"GET": "get" if name else "list", "PUT": "update", "POST": "create", "DELETE": "delete"}
+        verb = verbs.get(request.method, request.method.lower())
         with cluster.lock:
             cluster.requests.append((request.url.path, {"verb": verb}))
         if not cluster.available:
             return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
         if cluster.token is not None and request.headers.get("authorization") != f"Bearer {cluster.token}":
             return JSONResponse(_status(401, "Unauthorized", "Unauthorized"), status_code=401)
+        if request.url.path.startswith(POLICY_GROUP) and not cluster.policy_reports_installed:
+            return Response("404 page not found", status_code=404, media_type="text/plain")
         if (verb, plural) in cluster.forbidden:
             return JSONResponse(_status(403, "Forbidden", f"cannot {verb} {plural}"), status_code=403)
+        raw = await request.body() if verb in ("create", "update") else b""  # never await under the lock
         with cluster.lock:
+            queued = cluster.object_faults.get((verb, plural))
+            fault = queued.pop(0) if queued else None
+        if fault is not None:
+            headers = {"Retry-After": "0"} if fault == 429 else None
+            return JSONResponse(_status(fault, "Injected", f"injected {fault} for {verb} {plural}"), fault,
+                                headers=headers)
+        with cluster.lock:
+            if verb == "list":
+                selector = request.query_params.get("labelSelector", "")
+                items = [copy.deepcopy(o) for (p, ns, _), o in sorted(cluster.store.items())
+                         if p == plural and (not namespace or ns == namespace) and _selected(o, selector)]
+                _, api_version, kind = OBJECT_KINDS[plural]
+                return JSONResponse({"kind": f"{kind}List", "apiVersion": api_version,
+                                     "metadata": {"resourceVersion": str(cluster.rv)}, "items": items})
             if verb == "get":
                 obj = cluster.store.get((plural, namespace, name or ""))
                 if obj is None:
                     return JSONResponse(_status(404, "NotFound", f'{plural} "{name}" not found'), 404)
                 return JSONResponse(obj)
+            if verb == "delete":
+                gone = cluster.store.pop((plural, namespace, name or ""), None)
+                if gone is None:
+                    return JSONResponse(_status(404, "NotFound", f'{plural} "{name}" not found'), 404)
+                cluster.writes.append((verb, plural, namespace, name or ""))
+                return JSONResponse({"kind": "Status", "apiVersion": "v1", "status": "Success"})
             try:
-                body = json.loads(await request.body())
+                body = json.loads(raw)
             except ValueError:
                 return JSONResponse(_status(400, "BadRequest", "body is not JSON"), 400)
             meta = body.setdefault("metadata", {})
@@ -279,13 +369,30 @@ def _object_endpoint(cluster: FakeCluster, plural: str) -> Any:
     return handle
 
 
+def _discovery(cluster: FakeCluster) -> Any:
+    """``GET /apis/wgpolicyk8s.io/v1alpha2``: the group's resources once its CRDs are installed."""
+
+    async def handle(request: Request) -> Response:
+        if not cluster.policy_reports_installed:
+            return Response("404 page not found", status_code=404, media_type="text/plain")
+        return JSONResponse({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "wgpolicyk8s.io/v1alpha2",
+                             "resources": [
+                                 {"name": "policyreports", "namespaced": True, "kind": "PolicyReport"},
+                                 {"name": "clusterpolicyreports", "namespaced": False, "kind": "ClusterPolicyReport"},
+                             ]})
+
+    return handle
+
+
 def _object_routes(cluster: FakeCluster) -> list[Route]:
-    routes = []
+    routes = [Route(POLICY_GROUP, _discovery(cluster), methods=["GET"])]
     for plural, (prefix, _, _) in OBJECT_KINDS.items():
         handler = _object_endpoint(cluster, plural)
         base = f"{prefix}/namespaces/{{namespace}}/{plural}" if plural in NAMESPACED else f"{prefix}/{plural}"
-        routes.append(Route(base, handler, methods=["POST"]))
-        routes.append(Route(f"{base}/{{name}}", handler, methods=["GET", "PUT"]))
+        routes.append(Route(base, handler, methods=["POST", "GET"]))
+        routes.append(Route(f"{base}/{{name}}", handler, methods=["GET", "PUT", "DELETE"]))
+        if plural in NAMESPACED:
+            routes.append(Route(f"{prefix}/{plural}", handler, methods=["GET"]))  # across namespaces
     return routes
 
 

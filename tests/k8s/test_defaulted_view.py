@@ -1,4 +1,4 @@
-"""decode_object defaults a claim without deep-copying it, and still never changes the caller's
+"""structural_pass defaults a claim without deep-copying it, and still never changes the caller's
 object: not by defaulting, not by dropping gated or unknown fields, not by clearing status."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 import pytest
-from draguard.k8s import decode_object, parse_target
+from draguard.k8s import parse_target, structural_pass
 
 
 def _claim() -> dict[str, Any]:
@@ -36,7 +36,7 @@ def test_the_callers_claim_is_never_changed(version: str, unknown: bool) -> None
         raw["spec"]["devices"]["requests"][0]["exactly"]["bogus"] = 1
         raw["metadata"]["bogus"] = {"x": 1}
     before = copy.deepcopy(raw)
-    st = decode_object("ResourceClaim", raw, target=parse_target(version, None))
+    st = structural_pass("ResourceClaim", raw, target=parse_target(version, None))
     assert raw == before
     assert version == "1.36" or st.dropped
     assert st.model is not None
@@ -49,5 +49,5 @@ def test_template_defaults_without_touching_the_template() -> None:
     raw = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": claim["metadata"],
            "spec": {"spec": claim["spec"]}}
     before = copy.deepcopy(raw)
-    st = decode_object("ResourceClaimTemplate", raw)
+    st = structural_pass("ResourceClaimTemplate", raw)
     assert raw == before and st.model is not None

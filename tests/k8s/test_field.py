@@ -1,7 +1,7 @@
 """``app.k8s.field``: field paths and error rendering, byte for byte as apimachinery prints them.
 
-Expected strings come from ``/work/shared/reference/k8s-validation.md`` §2.0 (rendering rules) and §5
-(the API server's error lines for real DRA objects), and from apimachinery
+Expected strings are the API server's own error lines for real DRA objects (rendering rules in
+app/k8s/field.py's docstring), and come from apimachinery
 ``pkg/util/validation/field/errors.go`` (``ErrorBody``) and ``pkg/util/errors`` (aggregate).
 """
 

@@ -8,7 +8,7 @@ from draguard.k8s.features import parse_target
 from draguard.k8s.field import ErrorType
 from draguard.k8s.gated import has_disabled_fields
 from draguard.k8s.models import ResourceClaim, ResourceSlice
-from draguard.k8s.structure import apply_defaults, decode_object
+from draguard.k8s.structure import apply_defaults, structural_pass
 
 
 def claim(exactly: dict[str, Any], api_version: str = "resource.k8s.io/v1") -> dict[str, Any]:
@@ -21,7 +21,7 @@ def claim(exactly: dict[str, Any], api_version: str = "resource.k8s.io/v1") -> d
 
 
 def test_valid_claim_decodes_with_defaults() -> None:
-    st = decode_object("ResourceClaim", claim({"deviceClassName": "gpu", "tolerations": [{"key": "k"}]}))
+    st = structural_pass("ResourceClaim", claim({"deviceClassName": "gpu", "tolerations": [{"key": "k"}]}))
     assert isinstance(st.model, ResourceClaim)
     exactly = st.model.spec.devices.requests[0].exactly
     assert exactly is not None
@@ -43,14 +43,14 @@ def test_defaults_do_not_touch_the_input() -> None:
 
 
 def test_unknown_field_is_reported_and_rest_still_decodes() -> None:
-    st = decode_object("ResourceClaim", claim({"deviceClassName": "gpu", "capacty": {}}))
+    st = structural_pass("ResourceClaim", claim({"deviceClassName": "gpu", "capacty": {}}))
     assert [str(p) for p in st.unknown_fields] == ["spec.devices.requests[0].exactly.capacty"]
     assert isinstance(st.model, ResourceClaim)
 
 
 def test_wrong_type_and_bad_quantity_have_paths() -> None:
     raw = claim({"deviceClassName": "gpu", "count": "two", "capacity": {"requests": {"memory": "10Gx"}}})
-    st = decode_object("ResourceClaim", raw)
+    st = structural_pass("ResourceClaim", raw)
     assert st.model is None
     by_path = {str(e.path): e for e in st.type_errors}
     assert by_path["spec.devices.requests[0].exactly.count"].type is ErrorType.TYPE_INVALID
@@ -66,21 +66,21 @@ def test_numbers_are_quantities() -> None:
         "metadata": {"name": "s"},
         "spec": {"driver": "d", "devices": [{"name": "a", "capacity": {"c": {"value": 40}}}]},
     }
-    st = decode_object("ResourceSlice", raw)
+    st = structural_pass("ResourceSlice", raw)
     assert isinstance(st.model, ResourceSlice)
     value = st.model.spec.devices[0].capacity["c"].value
     assert value is not None and str(value) == "40"
 
 
 def test_other_api_versions_are_refused_with_the_supported_list() -> None:
-    st = decode_object("ResourceClaim", claim({"deviceClassName": "gpu"}, "resource.k8s.io/v1alpha3"))
+    st = structural_pass("ResourceClaim", claim({"deviceClassName": "gpu"}, "resource.k8s.io/v1alpha3"))
     assert st.model is None
     assert st.api_version_error is not None
     assert "resource.k8s.io/v1, resource.k8s.io/v1beta2" in st.api_version_error
 
 
 def test_strings_are_not_coerced_from_numbers() -> None:
-    st = decode_object("ResourceClaim", claim({"deviceClassName": 5}))
+    st = structural_pass("ResourceClaim", claim({"deviceClassName": 5}))
     assert [str(e.path) for e in st.type_errors] == ["spec.devices.requests[0].exactly.deviceClassName"]
 
 
@@ -97,7 +97,7 @@ def slice_with(device: dict[str, Any]) -> dict[str, Any]:
 
 def test_slice_is_decoded_without_touching_the_input_when_a_gated_field_is_dropped() -> None:
     raw = slice_with({"name": "d1", "attributes": {"model": {"string": "a"}, "tags": {"strings": ["x"]}}})
-    st = decode_object("ResourceSlice", raw, target=parse_target("1.36"))
+    st = structural_pass("ResourceSlice", raw, target=parse_target("1.36"))
     assert [(str(d.path), d.gate) for d in st.dropped] == [
         ("spec.devices[1].attributes[tags].strings", "DRAListTypeAttributes")
     ]
@@ -107,7 +107,7 @@ def test_slice_is_decoded_without_touching_the_input_when_a_gated_field_is_dropp
 
 def test_slice_is_decoded_without_touching_the_input_when_an_unknown_field_is_removed() -> None:
     raw = slice_with({"name": "d1", "bogus": 1})
-    st = decode_object("ResourceSlice", raw)
+    st = structural_pass("ResourceSlice", raw)
     assert [str(p) for p in st.unknown_fields] == ["spec.devices[1].bogus"]
     assert raw["spec"]["devices"][1]["bogus"] == 1
     assert isinstance(st.model, ResourceSlice)
@@ -116,7 +116,7 @@ def test_slice_is_decoded_without_touching_the_input_when_an_unknown_field_is_re
 def test_slice_keeps_a_gated_field_whose_gate_is_on() -> None:
     raw = slice_with({"name": "d1", "attributes": {"tags": {"strings": ["x"]}}})
     target = parse_target("1.36", "DRAListTypeAttributes=true")
-    st = decode_object("ResourceSlice", raw, target=target)
+    st = structural_pass("ResourceSlice", raw, target=target)
     assert st.dropped == []
     assert isinstance(st.model, ResourceSlice)
 
@@ -137,7 +137,7 @@ def test_has_disabled_fields_is_false_without_gated_fields_or_with_the_gates_on(
 def test_dropped_fields_come_in_document_order_per_pattern() -> None:
     raw = slice_with({"name": "d1", "attributes": {"a": {"ints": [1]}, "b": {"bools": [True]}}})
     raw["spec"]["devices"][0]["attributes"] = {"c": {"ints": [2]}}
-    st = decode_object("ResourceSlice", raw, target=parse_target("1.36"))
+    st = structural_pass("ResourceSlice", raw, target=parse_target("1.36"))
     assert [str(d.path) for d in st.dropped] == [
         "spec.devices[1].attributes[b].bools",
         "spec.devices[0].attributes[c].ints",

@@ -187,6 +187,9 @@ def test_stale_when_watch_keeps_failing(cluster: FakeCluster, kubeconfig: Path, 
     inv = make_inventory(kubeconfig, stale_after=0.2)
     loop_thread.submit(inv.run())
     wait_for(lambda: inv.synced, what="sync")
+    # every watch is open before the API goes down: only the dropped one can fail
+    wait_for(lambda: all(cluster.watch_requests(r) for r in ("deviceclasses", "resourceslices", "nodes")),
+             what="all watches open")
     cluster.available = False
     cluster.fault("nodes", "drop")
     problem = wait_for(inv.problem, what="stale problem")

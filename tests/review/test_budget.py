@@ -7,7 +7,7 @@ from draguard.cel import compile_selector
 from draguard.cel import selector as cel_selector
 from draguard.inventory import build_inventory
 from draguard.k8s import BudgetExceeded, budget_scope, check_budget, current_budget
-from draguard.validation.selectors import unchecked_selector_notes
+from draguard.validation.device_selectors import unchecked_selector_notes
 from test_pipeline import admit, claim_asking
 
 ITEMS = "[" + ",".join(str(i) for i in range(45)) + "]"

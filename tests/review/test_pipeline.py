@@ -70,10 +70,10 @@ def test_update_of_a_claim_checks_only_immutability() -> None:
 
 def _lint_update_denies(new: Any, old: Any) -> bool:
     """Without the webhook's deny policy (a lint-like review) the same finding is an error."""
-    from draguard.k8s.structure import decode_object
+    from draguard.k8s.structure import structural_pass
     from draguard.validation import ValidationContext, validate_update
 
-    result = validate_update(decode_object("ResourceClaim", new).model, decode_object("ResourceClaim", old).model,
+    result = validate_update(structural_pass("ResourceClaim", new).model, structural_pass("ResourceClaim", old).model,
                              ValidationContext())
     return any("field is immutable" in e.body() for e in result.errors)
 

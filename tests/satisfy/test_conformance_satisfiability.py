@@ -15,7 +15,7 @@ import pytest
 from draguard.inventory import build_inventory, load_paths
 from draguard.k8s.field import Path
 from draguard.k8s.models import ResourceClaim, ResourceClaimTemplate
-from draguard.k8s.structure import decode_object
+from draguard.k8s.structure import structural_pass
 from draguard.satisfy import check_claim_spec
 
 SAMPLE = FsPath(__file__).resolve().parents[1] / "data" / "conformance"  # the repository's copy of the sample
@@ -53,7 +53,7 @@ def test_conformance_satisfiability(case: tuple[str, dict[str, Any], dict[str, A
     if key not in _INVENTORIES:
         docs = load_paths([str(SAMPLE / f) for f in inventory_files]).documents
         _INVENTORIES[key] = build_inventory([d.obj for d in docs])
-    model = decode_object(raw["kind"], raw).model
+    model = structural_pass(raw["kind"], raw).model
     if isinstance(model, ResourceClaim):
         spec, base = model.spec, Path.root("spec")
     else:

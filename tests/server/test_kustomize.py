@@ -72,7 +72,7 @@ def test_certificate_modes_leave_ca_bundle_to_their_owner(tmp_path: Path, mode: 
 
 def test_every_component_directory_is_a_component() -> None:
     assert set(COMPONENTS) == {"cert-manager", "self-managed-certs", "high-availability", "network-policy",
-                               "service-monitor"}
+                               "service-monitor", "audit", "policyreport-crds"}
     for name in COMPONENTS:
         doc = yaml.safe_load((MANIFESTS / "components" / name / "kustomization.yaml").read_text())
         assert doc["kind"] == "Component", name
@@ -258,3 +258,37 @@ def test_everything_rendered_is_accepted_by_a_real_api_server(tmp_path: Path) ->
     kinds = {v.kind for v in run.verdicts if v.admitted}
     assert {"Deployment", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Certificate",
             "Issuer", "ServiceMonitor", "NetworkPolicy", "PodDisruptionBudget", "Lease", "Secret", "Role"} <= kinds
+
+
+@needs_kubectl
+def test_audit_component(tmp_path: Path) -> None:
+    """Its own Deployment and service account: the webhook's RBAC stays read-only, and the audit's
+    is exactly list+watch of what it re-evaluates, its reports, Events (create) and its Lease."""
+    docs = render(tmp_path, ["audit", "policyreport-crds"])
+    audit = next(d for d in by_kind(docs, "Deployment") if d["metadata"]["name"] == "draguard-audit")
+    pod = audit["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "draguard-audit"
+    args = pod["containers"][0]["args"]
+    assert {"--kube", "--audit", "--audit-lease=draguard-audit", "--health-port=8080"} <= set(args)
+    role = next(r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"] == "draguard-audit")
+    granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+               for v in rule["verbs"]}
+    watched = {("resource.k8s.io", r) for r in ("deviceclasses", "resourceslices", "resourceclaims",
+                                                "resourceclaimtemplates")}
+    watched |= {("", "nodes"), ("", "pods"), ("batch", "jobs"), ("batch", "cronjobs")}
+    watched |= {("apps", r) for r in ("deployments", "replicasets", "statefulsets", "daemonsets")}
+    reports = {("wgpolicyk8s.io", r, v) for r in ("policyreports", "clusterpolicyreports")
+               for v in ("get", "list", "create", "update", "delete")}
+    assert granted == {(g, r, v) for g, r in watched for v in ("list", "watch")} | reports | {("", "events", "create")}
+    lease_role = next(r for r in by_kind(docs, "Role") if r["metadata"]["name"] == "draguard-audit")
+    assert lease_role["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                                    "resourceNames": ["draguard-audit"], "verbs": ["get", "update"]}]
+    (webhook_role,) = [r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"] == "draguard"]
+    assert all(set(rule["verbs"]) <= {"get", "list", "watch"} for rule in webhook_role["rules"])
+    assert {c["metadata"]["name"] for c in by_kind(docs, "CustomResourceDefinition")} == {
+        "policyreports.wgpolicyk8s.io", "clusterpolicyreports.wgpolicyk8s.io"}
+    from draguard.server.audit import AUDIT_RESOURCES  # what the audit lists is what RBAC grants
+
+    listed = {r.path.split("/")[2] if r.path.startswith("/apis/") else "" for r in AUDIT_RESOURCES}
+    assert listed <= {g for g, _ in watched}
+    assert {r.name for r in AUDIT_RESOURCES} <= {r for _, r in watched}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from draguard.k8s.structure import decode_object
+from draguard.k8s.structure import structural_pass
 from draguard.validation import DRAObject, ValidationContext, ValidationResult, validate, validate_update
 
 
@@ -16,7 +16,7 @@ def decode(raw: dict[str, Any] | str) -> DRAObject:
     tests exercise the rules themselves, status rules included.
     """
     data = yaml.safe_load(raw) if isinstance(raw, str) else raw
-    st = decode_object(data["kind"], data, create=False)
+    st = structural_pass(data["kind"], data, create=False)
     assert st.model is not None, (st.unknown_fields, st.type_errors, st.api_version_error)
     assert not st.unknown_fields and not st.type_errors, (st.unknown_fields, st.type_errors)
     return st.model  # type: ignore[return-value]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from draguard.k8s.structure import decode_object
+from draguard.k8s.structure import structural_pass
 from draguard.validation import ValidationContext, validate
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "conformance"  # the repository's copy of the sample
@@ -81,7 +81,7 @@ def _uses_cel(doc: dict[str, Any]) -> bool:
 @pytest.mark.parametrize(("file", "doc", "expected"), CASES)
 def test_conformance_object(file: str, doc: dict[str, Any] | None, expected: dict[str, Any]) -> None:
     assert doc is not None, f"{expected['kind']}/{expected['name']} not found in {file}"
-    st = decode_object(doc["kind"], doc)
+    st = structural_pass(doc["kind"], doc)
     assert st.model is not None and not st.type_errors and not st.unknown_fields
     result = validate(st.model, ValidationContext())  # type: ignore[arg-type]
     got = {(e.field, e.reason) for e in result.errors}
@@ -95,7 +95,7 @@ def test_validation_sample_messages_match_where_deterministic() -> None:
         file, doc, expected = param.values
         if "validation" not in file or doc is None or _uses_cel(doc):
             continue
-        model = decode_object(doc["kind"], doc).model
+        model = structural_pass(doc["kind"], doc).model
         result = validate(model, ValidationContext())  # type: ignore[arg-type]
         assert sorted(str(e) for e in result.errors) == sorted(expected["validationErrors"]), expected["name"]
 
@@ -107,6 +107,6 @@ def test_inventory_objects_are_valid() -> None:
         for doc in yaml.safe_load_all(path.read_text()):
             if not isinstance(doc, dict) or doc.get("kind") not in ("DeviceClass", "ResourceSlice"):
                 continue
-            model = decode_object(doc["kind"], doc).model
+            model = structural_pass(doc["kind"], doc).model
             result = validate(model, ValidationContext())  # type: ignore[arg-type]
             assert result.errors == [], (path.name, doc["metadata"]["name"], [str(e) for e in result.errors])

@@ -1,4 +1,4 @@
-"""requestPolicy rules (reference note rows 1-23): exact path, type and message; nearest valid accepted."""
+"""requestPolicy rules (the requestPolicy rows of app/validation/RULES.md): exact path, type and message; nearest valid accepted."""
 
 from __future__ import annotations
 

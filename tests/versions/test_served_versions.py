@@ -11,7 +11,7 @@ import yaml
 from draguard.inventory import load_paths
 from draguard.k8s.field import Path as FieldPath
 from draguard.k8s.finding import Finding
-from draguard.k8s.structure import decode_object
+from draguard.k8s.structure import structural_pass
 from draguard.k8s.versions import source_path, v1beta1_to_v1
 from draguard.review.pipeline import ReviewOptions, review_documents
 
@@ -125,7 +125,7 @@ def test_flat_request_with_first_available_and_class_is_two_kinds(tmp_path: Path
 
 def test_v1beta1_defaulting_only_with_a_class_name() -> None:
     obj = yaml.safe_load(V1BETA1_CLAIM.replace("deviceClassName: Bad_Class", "count: 2"))
-    st = decode_object("ResourceClaim", obj)
+    st = structural_pass("ResourceClaim", obj)
     assert st.model is not None
     exactly = st.model.spec.devices.requests[0].exactly  # type: ignore[union-attr]
     assert exactly is not None and exactly.allocation_mode == "" and exactly.count == 2

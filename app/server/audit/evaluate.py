@@ -1,0 +1,394 @@
+"""One audit pass: the stored objects (+ the inventory snapshot) → findings per object, through the
+one pipeline every door uses (:func:`app.review.review_documents`).
+
+What is audited, and why only that:
+
+* **ResourceClaims that are not allocated** (and not being deleted).  An allocated claim holds its
+  devices; asking "could it be allocated?" again would count its own allocation against it.
+  Claims a controller generated from a template (an owner reference with ``controller: true``)
+  are left out: their template and their pod carry the same answer once.
+* **ResourceClaimTemplates**, every one: a template is checked when it is created, and nothing
+  notices when the node pool that alone could serve it is removed — the audit does.
+* **Pods not yet scheduled** (no ``spec.nodeName``, phase Pending) that use DRA
+  (``spec.resourceClaims`` or an extended resource, which a DeviceClass may back).
+* **Workloads** (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob) whose pod
+  template uses DRA, unless another audited workload owns them (a Deployment's ReplicaSet, a
+  CronJob's Job): the owner is the object users edit.
+* **DeviceClasses** (cluster-scoped): a class no device of the inventory can serve any more — a
+  one-device probe claim of the class goes through the same pipeline.
+
+Why a pass is cheap when little changed (the performance issue's incremental pass): an object's
+review depends on its content and the snapshot only.  Objects are grouped by *content key*
+(namespace, kind, apiVersion and a digest of the spec; never across namespaces, because a
+message may name objects of the object's own namespace) and one representative per group is
+reviewed; the answer is kept with the snapshot it was computed against and reused while both
+are unchanged.  Pods of one ReplicaSet, or 10,000 pods from a few manifests, cost a handful of
+reviews; a new snapshot re-reviews each distinct content once (the satisfiability check's own
+caches then serve equal claim specs in one snapshot).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...inventory import Inventory
+from ...k8s import Document, Finding, Reason, Severity
+from ...review import ReviewOptions, review_documents
+
+__all__ = ["AuditEngine", "AuditFinding", "AuditResult", "Subject", "audited"]
+
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"})
+_CLASS_PROBE_REASONS = frozenset({Reason.UNSATISFIABLE, Reason.SATISFIABILITY_UNKNOWN, Reason.SELECTOR_RUNTIME_ERROR})
+_PROBE_NAMESPACE = "draguard-audit-probe"
+_PROBE_REQUEST = "any-device"
+_CHUNK = 256  # documents per review_documents call
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """The object a result is about (``namespace`` empty for cluster-scoped ones)."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str = ""
+    api_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFinding:
+    """One finding of the pipeline about one audited object."""
+
+    subject: Subject
+    reason: str
+    severity: Severity
+    message: str
+    field: str = ""
+    fail_open: str = ""
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """What stays the same while the finding persists (the message may change its figures)."""
+        s = self.subject
+        return (s.kind, s.namespace, s.name, s.uid, self.reason, self.field)
+
+
+@dataclass
+class AuditResult:
+    findings: list[AuditFinding] = field(default_factory=list)
+    audited: int = 0
+    """Objects the pass looked at (after the filters above)."""
+    reviewed: int = 0
+    """Distinct contents that went through the pipeline this pass (the rest came from memory)."""
+
+
+def _owned_by_workload(meta: Mapping[str, Any]) -> bool:
+    owners = meta.get("ownerReferences")
+    if not isinstance(owners, list):
+        return False
+    return any(isinstance(o, dict) and o.get("controller") and o.get("kind") in WORKLOAD_KINDS for o in owners)
+
+
+def _controlled(meta: Mapping[str, Any]) -> bool:
+    owners = meta.get("ownerReferences")
+    return isinstance(owners, list) and any(isinstance(o, dict) and o.get("controller") for o in owners)
+
+
+def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    kind = obj.get("kind")
+    if kind == "Pod":
+        return spec
+    if kind == "CronJob":
+        job = spec.get("jobTemplate")
+        spec = job.get("spec") if isinstance(job, dict) else None
+        if not isinstance(spec, dict):
+            return None
+    template = spec.get("template")
+    inner = template.get("spec") if isinstance(template, dict) else None
+    return inner if isinstance(inner, dict) else None
+
+
+def _uses_dra(pod: Mapping[str, Any]) -> bool:
+    """Claims, or an extended resource (a name with a ``/``) a DeviceClass may serve."""
+    if pod.get("resourceClaims"):
+        return True
+    for group in ("containers", "initContainers"):
+        for c in pod.get(group) or ():
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(resources, dict):
+                continue
+            for section in ("requests", "limits"):
+                names = resources.get(section)
+                if isinstance(names, dict) and any("/" in str(n) and not str(n).startswith("kubernetes.io/")
+                                                   for n in names):
+                    return True
+    return False
+
+
+def audited(obj: Mapping[str, Any]) -> bool:
+    """Whether the audit re-evaluates this object (module docstring)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or meta.get("deletionTimestamp"):
+        return False
+    kind = obj.get("kind")
+    if kind == "ResourceClaimTemplate":
+        return True
+    if kind == "ResourceClaim":
+        status = obj.get("status")
+        allocated = isinstance(status, dict) and "allocation" in status
+        return not allocated and not _controlled(meta)
+    if kind == "Pod":
+        spec = obj.get("spec")
+        status = obj.get("status")
+        phase = status.get("phase") if isinstance(status, dict) else None
+        if not isinstance(spec, dict) or spec.get("nodeName") or phase not in (None, "Pending"):
+            return False
+        return _uses_dra(spec)
+    if kind in WORKLOAD_KINDS:
+        if _owned_by_workload(meta):
+            return False
+        pod = _pod_spec(obj)
+        return pod is not None and _uses_dra(pod)
+    return False
+
+
+def _subject(obj: Mapping[str, Any]) -> Subject:
+    meta = obj.get("metadata") or {}
+    return Subject(kind=str(obj.get("kind")), namespace=str(meta.get("namespace") or "default"),
+                   name=str(meta.get("name")), uid=str(meta.get("uid") or ""),
+                   api_version=str(obj.get("apiVersion") or ""))
+
+
+def _content_key(obj: Mapping[str, Any], subject: Subject) -> tuple[str, str, str, bytes]:
+    """Equal for objects whose reviews must be equal: same namespace, kind, version and spec."""
+    text = json.dumps(obj.get("spec"), sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    return (subject.namespace, subject.kind, subject.api_version, digest)
+
+
+def _probe_claim(class_name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": class_name, "namespace": _PROBE_NAMESPACE},  # one name per class: answers map by name
+        "spec": {"devices": {"requests": [{"name": _PROBE_REQUEST, "exactly": {"deviceClassName": class_name}}]}},
+    }
+
+
+@dataclass
+class _Answer:
+    snapshot: Inventory | None
+    findings: tuple[Finding, ...]
+
+
+@dataclass
+class _Known:
+    resource_version: str
+    subject: Subject
+    key: tuple[str, str, str, bytes]
+    obj: Mapping[str, Any]
+    audited: bool
+    seen: int
+
+
+class AuditEngine:
+    """Re-evaluates audited objects; remembers answers per content and snapshot (bounded by the
+    objects of the last pass: answers nothing refers to any more are dropped)."""
+
+    def __init__(self, options: ReviewOptions | None = None, *, deadline_seconds: float = 2.0,
+                 classes: bool = True) -> None:
+        self.options = dataclasses.replace(options or ReviewOptions(), admission=True, mutate=False, show_mutations=False,
+                                           deadline_seconds=(options or ReviewOptions()).deadline_seconds or deadline_seconds)
+        self.classes = classes
+        self._known: dict[tuple[Any, Any, Any], _Known] = {}
+        self._answers: dict[Any, _Answer] = {}
+        self._pass = 0
+        self._clean: set[Any] = set()
+        """Namespace-free contents whose review had nothing to say against ``_clean_snapshot``."""
+        self._clean_snapshot: Inventory | None = None
+
+    def evaluate(self, objects: Iterable[Mapping[str, Any]], inventory: Inventory | None) -> AuditResult:
+        """Findings for every audited object of ``objects`` against ``inventory`` (the function
+        the benchmark times: call it again with the same objects and a new snapshot for the
+        incremental figure)."""
+        self._pass += 1
+        groups: dict[Any, list[Subject]] = {}
+        representative: dict[Any, Mapping[str, Any]] = {}
+        for obj in objects:
+            known = self._identify(obj)
+            if known is None:
+                continue
+            members = groups.get(known.key)
+            if members is None:
+                groups[known.key] = [known.subject]
+                representative[known.key] = known.obj
+            else:
+                members.append(known.subject)
+        if len(self._known) > 2 * sum(len(m) for m in groups.values()) + 1024:  # objects gone: forget them
+            self._known = {i: k for i, k in self._known.items() if k.seen == self._pass}
+        if self.classes and inventory is not None:
+            for name in sorted(inventory.classes):
+                key = ("", "DeviceClass", name)
+                groups[key] = [Subject("DeviceClass", "", name, api_version="resource.k8s.io/v1")]
+                representative[key] = _probe_claim(name)
+        stale = [k for k in groups if (a := self._answers.get(k)) is None or a.snapshot is not inventory]
+        result = AuditResult(audited=sum(len(m) for m in groups.values()))
+        result.reviewed = self._review_stale(stale, representative, inventory)
+        self._answers = {k: self._answers[k] for k in groups}
+        for key, subjects in groups.items():
+            answer = self._answers[key]
+            if not answer.findings:
+                continue
+            probe = key[1] == "DeviceClass" and not key[0]
+            for subject in subjects:
+                result.findings.extend(_for_subject(answer.findings, subject, probe=probe))
+        return result
+
+    def _identify(self, obj: Mapping[str, Any]) -> _Known | None:
+        """The object's subject and content key (None when it is not audited), remembered per
+        ``resourceVersion``: an unchanged object costs two dictionary look-ups."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            return None
+        rv = meta.get("resourceVersion")
+        ident = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+        known = self._known.get(ident)
+        if known is not None and rv and known.resource_version == rv:
+            known.seen = self._pass
+            return known if known.audited else None
+        subject = _subject(obj)
+        is_audited = audited(obj)
+        key = _content_key(obj, subject) if is_audited else ("", "", "", b"")
+        known = _Known(str(rv or ""), subject, key, obj, is_audited, self._pass)
+        self._known[ident] = known
+        return known if is_audited else None
+
+    def _review_stale(self, stale: list[Any], representative: Mapping[Any, Mapping[str, Any]],
+                      inventory: Inventory | None) -> int:
+        """Answers for every stale content; returns how many went through the pipeline.
+
+        Contents of several namespaces that are equal apart from the namespace (same spec, and
+        for Pods and workloads the same specs behind the templates and claims they name) share a
+        *clean* answer: one of them is reviewed first, and when the pipeline has nothing to say
+        about it, nothing is said about the others either — an empty answer names no object, so
+        sharing it leaks nothing.  An answer with findings is never shared across namespaces
+        (its messages may name objects of its own namespace): each namespace's is its own review.
+        """
+        if self._clean_snapshot is not inventory:
+            self._clean, self._clean_snapshot = set(), inventory
+        index = _ReferenceIndex(k for k in self._known.values() if k.seen == self._pass) if len(stale) > 1 else None
+        first: dict[Any, Any] = {}
+        rest: list[tuple[Any, Any]] = []
+        for key in stale:
+            shared = _shared_key(key, representative[key], index)
+            if shared is not None and shared in self._clean:
+                self._answers[key] = _Answer(inventory, ())
+            elif shared is not None and shared not in first:
+                first[shared] = key
+            else:
+                rest.append((key, shared))
+        self._review(list(first.values()), representative, inventory)
+        for shared, key in first.items():
+            if not self._answers[key].findings:
+                self._clean.add(shared)
+        later = []
+        for key, shared in rest:
+            if shared is not None and shared in self._clean:
+                self._answers[key] = _Answer(inventory, ())
+            else:
+                later.append(key)
+        self._review(later, representative, inventory)
+        return len(first) + len(later)
+
+    def _review(self, keys: list[Any], representative: Mapping[Any, Mapping[str, Any]],
+                inventory: Inventory | None) -> None:
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start:start + _CHUNK]
+            docs = [Document(obj=_fresh(representative[k])) for k in chunk]
+            review = review_documents(docs, inventory=inventory, options=self.options,
+                                      merge_inventory_objects=False)
+            by_ref: dict[tuple[str, str, str], list[Finding]] = {}
+            for obj_review in review.objects:
+                ref = obj_review.ref
+                by_ref.setdefault((ref.kind, ref.namespace, ref.name), []).extend(obj_review.findings)
+            for key, doc in zip(chunk, docs, strict=True):
+                meta = doc.obj.get("metadata") or {}
+                ident = (str(doc.obj.get("kind")), str(meta.get("namespace") or "default"), str(meta.get("name")))
+                found = tuple(f for f in by_ref.get(ident, ()) if f.severity is not Severity.INFO)
+                self._answers[key] = _Answer(inventory, found)
+
+
+_REF_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
+
+
+class _ReferenceIndex:
+    """(kind, namespace, name) → digest of the claims and templates among the audited objects,
+    so that a Pod's namespace-free key can include what its references resolve to."""
+
+    def __init__(self, known: Iterable[_Known]) -> None:
+        self.digests: dict[tuple[str, str, str], bytes] = {}
+        for k in known:
+            if k.audited and k.subject.kind in _REF_KINDS:
+                self.digests[(k.subject.kind, k.subject.namespace, k.subject.name)] = k.key[3]
+
+
+def _claim_refs(pod: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for entry in pod.get("resourceClaims") or ():
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("resourceClaimTemplateName"):
+            out.append(("ResourceClaimTemplate", str(entry["resourceClaimTemplateName"])))
+        elif entry.get("resourceClaimName"):
+            out.append(("ResourceClaim", str(entry["resourceClaimName"])))
+    return out
+
+
+def _shared_key(key: Any, obj: Mapping[str, Any], index: _ReferenceIndex | None) -> Any:
+    """The content without its namespace, or None when it cannot be shared (DeviceClass probes;
+    objects naming claims, whose allocation is the namespace's own state; references not among
+    the audited objects)."""
+    kind = key[1]
+    if kind in _REF_KINDS:
+        return key[1:]
+    if kind == "DeviceClass" and not key[0]:
+        return None
+    pod = _pod_spec(obj)
+    if pod is None or index is None:
+        return None
+    resolved: list[tuple[str, str, bytes]] = []
+    for ref_kind, name in _claim_refs(pod):
+        if ref_kind == "ResourceClaim":
+            return None  # a shared claim: allocated or not is this namespace's state
+        digest = index.digests.get((ref_kind, key[0], name))
+        if digest is None:
+            return None  # missing here: ReferenceNotFound, worded per namespace
+        resolved.append((ref_kind, name, digest))
+    return (*key[1:], tuple(resolved))
+
+
+def _fresh(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A shallow copy the pipeline may annotate (it sets ``kind``/namespace defaults on its own copy)."""
+    return dict(obj)
+
+
+def _for_subject(findings: Iterable[Finding], subject: Subject, *, probe: bool) -> list[AuditFinding]:
+    out: list[AuditFinding] = []
+    for f in findings:
+        if probe:
+            if f.reason not in _CLASS_PROBE_REASONS:
+                continue
+            text = f.message.replace(f'request "{_PROBE_REQUEST}": ', "").replace(f'request "{_PROBE_REQUEST}"', "it")
+            message = f"no device of the inventory can be allocated for DeviceClass {subject.name}: {text}"
+            # a class nothing serves is worth a warning, never a failure: devices may come back
+            out.append(AuditFinding(subject, f.reason, Severity.WARNING, message, "", str(f.extra.get("fail_open", ""))))
+            continue
+        out.append(AuditFinding(subject, f.reason, f.severity, f.message, f.field, str(f.extra.get("fail_open", ""))))
+    return out
