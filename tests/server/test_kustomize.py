@@ -269,6 +269,7 @@ def test_audit_component(tmp_path: Path) -> None:
     pod = audit["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "draguard-audit"
     args = pod["containers"][0]["args"]
+    assert args[0] == "serve"  # the image's entrypoint is `draguard`: the subcommand comes first
     assert {"--kube", "--audit", "--audit-lease=draguard-audit", "--health-port=8080"} <= set(args)
     role = next(r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"] == "draguard-audit")
     granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
