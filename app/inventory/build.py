@@ -378,7 +378,7 @@ class InventoryBuilder:
                             index=len(devices), driver=driver, pool=pool_name, slice_name=sl.name,
                             name=dev.name, multi=prep.multi, attributes=prep.attributes,
                             broken_attribute=prep.broken, capacity=prep.capacity, taints=prep.taints,
-                            counters=prep.counters, node_label=str(node_label), shape=shape, body=body,
+                            counters=prep.counters, node_label=str(node_label), profile=shape, bare_profile=body,
                             raw_attributes=prep.raw_attributes, cel_error=prep.cel_error,
                         )
                     )
@@ -443,7 +443,7 @@ def _base_ids(devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord]) 
     interned: dict[object, int] = {}
     out: list[int] = []
     for dev in devices:
-        key = (dev.body, dev.broken_attribute, dev.cel_error, pools[dev.pool_key].usable,
+        key = (dev.bare_profile, dev.broken_attribute, dev.cel_error, pools[dev.pool_key].usable,
                pools[dev.pool_key].counter_signature if dev.counters else None)
         out.append(interned.setdefault(key, len(interned)))
     return out
@@ -520,6 +520,6 @@ def _make_group(
         if key not in local:
             local[key] = len(pool_keys)
             pool_keys.append(key)
-        layout.append((local[key], devices[i].shape))
+        layout.append((local[key], devices[i].profile))
     pool_sig = tuple(pool_sigs[k] for k in pool_keys)
     return NodeGroup(names, devs, tuple(pool_keys), (tuple(layout), pool_sig), assumed)

@@ -152,8 +152,8 @@ def held_view(inventory: Inventory) -> Inventory:
     if alloc.empty and not any(g.potential for g in inventory.groups):
         return inventory
     devices: list[DeviceRecord] = list(inventory.devices)
-    next_body = 1 + max((d.body for d in devices), default=0)
-    next_shape = 1 + max((d.shape for d in devices), default=0)
+    next_body = 1 + max((d.bare_profile for d in devices), default=0)
+    next_shape = 1 + max((d.profile for d in devices), default=0)
     bodies: dict[tuple[int, tuple[tuple[str, int], ...]], int] = {}
     shapes: dict[tuple[int, tuple[tuple[str, int], ...]], int] = {}
     for i, used in alloc.consumed.items():
@@ -161,11 +161,11 @@ def held_view(inventory: Inventory) -> Inventory:
         if not used or i in alloc.dedicated:
             continue
         sig = tuple(sorted((k, q.nanos) for k, q in used.items()))
-        body = bodies.setdefault((dev.body, sig), next_body + len(bodies))
-        shape = shapes.setdefault((dev.shape, sig), next_shape + len(shapes))
+        body = bodies.setdefault((dev.bare_profile, sig), next_body + len(bodies))
+        shape = shapes.setdefault((dev.profile, sig), next_shape + len(shapes))
         devices[i] = dataclasses.replace(
             dev, capacity=_left(dev.capacity, used), published=dev.capacity,  # type: ignore[arg-type]
-            body=body, shape=shape,
+            bare_profile=body, profile=shape,
         )
     pools: dict[PoolKey, PoolRecord] = dict(inventory.pools)
     for key, used_counters in alloc.counters.items():

@@ -114,7 +114,7 @@ class ProfileIndex:
         for dev, base in zip(self._devices, self._base, strict=True):
             view: object
             if reads is None:
-                view = (base, dev.shape)
+                view = (base, dev.profile)
             elif not reads and not qualified:
                 view = base
             else:

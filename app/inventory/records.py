@@ -2,7 +2,7 @@
 
 Why plain frozen dataclasses: the snapshot is shared between concurrent webhook requests and
 rebuilt, never mutated, when the watch delivers changes; the search reads these fields in its
-inner loop, so they are precomputed (fully qualified attributes, CEL device, shape key).
+inner loop, so they are precomputed (fully qualified attributes, CEL device, profile ids).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ AttrValue = tuple[str, object]
 class DeviceRecord:
     """One device of the newest generation of its pool, with everything the search needs.
 
-    Devices alike (the same body) share their ``capacity``, ``taints`` and ``counters`` objects,
+    Devices alike (the same bare profile) share their ``capacity``, ``taints`` and ``counters`` objects,
     and attribute names and string values are interned: a record holds no pydantic ``Device``,
     whose memory would grow with every device of a 100,000-device inventory."""
 
@@ -47,10 +47,10 @@ class DeviceRecord:
     """(counter set, counter) → amount consumed from the pool's shared counters."""
     node_label: str
     """Where the device lives, for messages: the node name, or "pool <name>"."""
-    shape: int
-    """Id of the device's content apart from its name and location: equal shapes behave alike."""
-    body: int
-    """Id of the device's content apart from its name, location and attributes."""
+    profile: int
+    """The device's full profile id: its content apart from name and location (equal: alike for every claim)."""
+    bare_profile: int
+    """The profile id without attributes: capacities and policies, taints, counters, sharing."""
     raw_attributes: Mapping[str, AttrValue] = field(default_factory=dict)
     """Attributes as the slice names them (what the CEL device is built from)."""
     cel_error: str | None = None

@@ -57,7 +57,7 @@ from ..k8s import (
     to_internal_shape,
     workload_kind_for,
 )
-from ..satisfy import PodVerdict, capacity_in_use, check_claim_spec, check_pod, count_replicas
+from ..satisfy import PodVerdict, capacity_in_use, check_claim_spec, check_pod, count_replicas, sound_for_target
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
 from .mutate import default_fill_patch
 from .workloads import (
@@ -385,7 +385,7 @@ def _satisfiability(
         notes = [Note(Reason.SATISFIABILITY_UNKNOWN,
                       f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                       None, Severity.WARNING, fail_open=exc.where)]
-    notes = _sound_for_target(notes, spec, options.target)
+    notes = sound_for_target(notes, spec, options.target)
     if not _allocated(doc, ref, inventory):
         with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
             notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=ref.namespace or "default",
@@ -401,31 +401,6 @@ def _allocated(doc: Document, ref: ObjectRef, inventory: Inventory) -> bool:
         return True
     held = inventory.cluster.claims.get((ref.namespace or "default", ref.name))
     return ref.kind == "ResourceClaim" and held is not None and held.allocation is not None
-
-
-def _sound_for_target(notes: list[Note], spec: Any, target: Target) -> list[Note]:
-    """Never reject what the target's own allocator could allocate.
-
-    The search follows the 1.36 allocator.  Where an older allocator is more permissive (1.34's
-    compares ``distinctAttribute`` values by pointer, so two different devices with equal values
-    pass), a proof made with 1.36's rules is
-    no proof for that target: it becomes SatisfiabilityUnknown, saying why.
-    """
-    distinct = any(c.distinct_attribute is not None for c in spec.devices.constraints)
-    if target.version != "1.34" or not distinct:
-        return notes
-    return [
-        Note(
-            Reason.SATISFIABILITY_UNKNOWN,
-            f"{note.message} — not decided for Kubernetes 1.34, whose allocator checks distinctAttribute "
-            "differently (two devices with equal values can pass); draguard models 1.36's",
-            note.path,
-            Severity.WARNING,
-        )
-        if note.reason == Reason.UNSATISFIABLE
-        else note
-        for note in notes
-    ]
 
 
 def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOptions) -> None:

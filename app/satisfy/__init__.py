@@ -24,6 +24,7 @@ from .pod import (
 from .podcheck import check_pod
 from .replicas import count_replicas
 from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
+from .versions import sound_for_target
 
 __all__ = [
     "SEARCH_DEADLINE",
@@ -52,4 +53,5 @@ __all__ = [
     "pod_capacity_in_use",
     "policy_defaults",
     "real_devices",
+    "sound_for_target",
 ]

@@ -18,7 +18,7 @@ from ..k8s import DeviceTaint, DeviceToleration
 from .plan import Alternative
 from .selectors import SelectorError, SelectorSet, compile_selectors
 
-__all__ = ["Candidates", "Entry", "Status", "blocking_taint", "candidates_for", "content_key"]
+__all__ = ["Candidates", "Entry", "Status", "blocking_taint", "candidates_for", "candidates_key"]
 
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
@@ -123,7 +123,7 @@ class Candidates:
         if isinstance(matched, SelectorError):
             return (Status.ERROR, None, matched, None, None)
         if not matched:
-            return (Status.NO_MATCH, None, None, None, self.selectors.rejected_by.get(dev.shape))
+            return (Status.NO_MATCH, None, None, None, self.selectors.rejected_by.get(dev.profile))
         fit = evaluate(self.alt.capacity, dev.driver, dev.capacity)
         if not fit.ok:
             return (Status.CAPACITY, fit, None, None, None)
@@ -131,7 +131,7 @@ class Candidates:
         return (Status.TAINT, fit, None, taint, None) if taint is not None else (Status.OK, fit, None, None, None)
 
 
-def content_key(alt: Alternative) -> tuple[object, ...]:
+def candidates_key(alt: Alternative) -> tuple[object, ...]:
     tolerations = tuple((t.key, t.operator, t.value, t.effect) for t in alt.tolerations)
     capacity = tuple(sorted((k, v.nanos) for k, v in alt.capacity.items()))
     return ("candidates", alt.class_name, alt.selectors, alt.all_mode, tolerations, capacity)
@@ -143,7 +143,7 @@ def candidates_for(alt: Alternative, inventory: Inventory) -> Candidates:
     Requests that differ only in name behave identically per device, so they share one
     object; the webhook's repeated checks against one snapshot reuse the evaluated entries.
     """
-    key = content_key(alt)
+    key = candidates_key(alt)
     got = inventory.cache.get(key)
     if got is None:
         got = Candidates(alt, inventory)

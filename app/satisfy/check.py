@@ -18,19 +18,19 @@ from collections.abc import Sequence
 
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from ..k8s import Note, Path, Reason, ResourceClaimSpec, Severity
-from .candidates import Candidates, Status, candidates_for, content_key
+from .candidates import Candidates, Status, candidates_for, candidates_key
 from .constraints import ConstraintState, build_constraints, in_scope, lookup_attribute
 from .doubts import find_doubts
 from .explain import explain_alternative, explain_combination
 from .notes import capacity_notes
 from .plan import RequestPlan, plan_claim
-from .search import NOTHING_HELD, Held, Outcome, search_group
+from .search import NOTHING_HELD, Held, Outcome, OutcomeKind, search_group
 
 __all__ = ["SEARCH_DEADLINE", "SEARCH_UNDECIDED", "check_claim_spec"]
 
-# The start of the SatisfiabilityUnknown message for a search that ran out of its time budget;
-# the server counts such reviews as fail-open (``draguard_fail_open_total{reason="SearchDeadline"}``).
 SEARCH_UNDECIDED = "could not decide whether the claim can be allocated"
+"""The start of the SatisfiabilityUnknown message of a search cut short (for people; machines read
+the note's ``fail_open``)."""
 SEARCH_DEADLINE = "satisfiability search deadline"
 """The ``fail_open`` mark of the note a search cut short by its deadline carries, so callers (the
 answer cache, the webhook's metrics) recognise it by a field, not by parsing the message."""
@@ -38,7 +38,7 @@ answer cache, the webhook's metrics) recognise it by a field, not by parsing the
 _MAX_POOL_ORDERS = 24
 
 
-class _Claim:
+class Problem:
     """Everything derived once from the claims of one search (one claim, or all of a pod's):
     plans, candidates, constraint facts, keys."""
 
@@ -65,11 +65,11 @@ class _Claim:
         self.projection = inventory.profiles.project(
             tuple(sorted(reads)) if reads is not None else None, tuple(a for a in self.attrs if a)
         )
-        self._dev_keys: dict[int, int] = {}
+        self._profile_keys: dict[int, int] = {}
         """Claim profile id → device key."""
         self._interned: dict[object, int] = {}
         self._class_keys: list[object] | None = None
-        self.cache_key = ("groupkeys", tuple(content_key(c.alt) for c in self.unique), self.attrs)
+        self.cache_key = ("groupkeys", tuple(candidates_key(c.alt) for c in self.unique), self.attrs)
 
     def constraints(self) -> list[ConstraintState]:
         """Fresh constraint states of every claim (each tagged with its claim)."""
@@ -82,10 +82,10 @@ class _Claim:
             for p in self.plans if p.claim == claim for alt in p.alternatives if in_scope(scope, alt)
         )
 
-    def dev_key(self, dev: DeviceRecord) -> int:
+    def profile_key(self, dev: DeviceRecord) -> int:
         """A small int: equal for devices that behave alike for this claim (decided once per profile)."""
         pid = self.projection.ids[dev.index]
-        got = self._dev_keys.get(pid)
+        got = self._profile_keys.get(pid)
         if got is None:
             parts: list[object] = []
             for cand in self.unique:
@@ -102,10 +102,10 @@ class _Claim:
             full = (tuple(parts), dev.multi, caps, attrs, pool.counter_signature if dev.counters else None, pool.usable,
                     tuple(sorted(dev.counters.items())))
             got = self._interned.setdefault(full, len(self._interned))
-            self._dev_keys[pid] = got
+            self._profile_keys[pid] = got
         return got
 
-    def group_keys(self) -> list[object]:
+    def class_keys(self) -> list[object]:
         """Per node group, in inventory order: equal keys mean equal answers.  Cached on the
         snapshot per claim shape, so repeated checks of alike claims skip this work.
 
@@ -113,32 +113,32 @@ class _Claim:
         the same key, so the key is built from the devices of one group per class only."""
         if self._class_keys is not None:
             return self._class_keys
-        self._class_keys = self._load_group_keys()
+        self._class_keys = self._load_class_keys()
         return self._class_keys
 
-    def _load_group_keys(self) -> list[object]:
+    def _load_class_keys(self) -> list[object]:
         hit = self.inventory.cache.get(self.cache_key)
         if not isinstance(hit, tuple):
             inventory = self.inventory
             classes, first = self.projection.group_classes(inventory.devices, inventory.groups)
-            class_keys = [self.group_key(inventory.groups[g]) for g in first]
+            class_keys = [self.class_key(inventory.groups[g]) for g in first]
             cached = [class_keys[c] for c in classes]
             self.inventory.cache.put(
-                self.cache_key, (cached, dict(self._dev_keys), dict(self._interned)),
-                weight=1 + len(cached) // 32 + len(self._dev_keys),
+                self.cache_key, (cached, dict(self._profile_keys), dict(self._interned)),
+                weight=1 + len(cached) // 32 + len(self._profile_keys),
             )
             return cached
         keys: list[object] = hit[0]
-        self._dev_keys = dict(hit[1])
+        self._profile_keys = dict(hit[1])
         self._interned = dict(hit[2])
         return keys
 
-    def group_key(self, group: NodeGroup) -> object:
+    def class_key(self, group: NodeGroup) -> object:
         local: dict[tuple[str, str], int] = {}
         out: list[object] = []
         for i in group.devices:
             dev = self.inventory.devices[i]
-            out.append((local.setdefault(dev.pool_key, len(local)), self.dev_key(dev)))
+            out.append((local.setdefault(dev.pool_key, len(local)), self.profile_key(dev)))
         return tuple(out)
 
 
@@ -163,7 +163,7 @@ def _class_notes(plans: Sequence[RequestPlan], inventory: Inventory, strict: boo
     return notes
 
 
-def _quick_unsat(claim: _Claim, devices: Sequence[DeviceRecord]) -> str | None:
+def _quick_unsat(claim: Problem, devices: Sequence[DeviceRecord]) -> str | None:
     """Cheap necessary conditions: enough matching devices per request, enough distinct values.
     The answer says which failed (it becomes the explanation when every node fails this way)."""
     for plan in claim.plans:
@@ -213,17 +213,17 @@ def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[Dev
     return orders, True
 
 
-def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
+def _search_on(claim: Problem, group: NodeGroup, deadline: float | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
     """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
     inventory = claim.inventory
     devices = [inventory.devices[i] for i in group.devices]
     has_error = any(c.entry(d).status is Status.ERROR for c in claim.unique for d in devices)
     quick = None if has_error else _quick_unsat(claim, devices)
     if quick is not None:
-        return Outcome("unsat", detail=quick, depth=0), True
+        return Outcome(OutcomeKind.UNSAT, detail=quick, depth=0), True
     faithful = has_error or not claim.exact_distinct
     if not faithful:
-        keys = {d.index: claim.dev_key(d) for d in devices}
+        keys = {d.index: claim.profile_key(d) for d in devices}
         out = search_group(inventory, claim.plans, claim.cands, devices, claim.constraints(), deadline=deadline, prune=True,
                            keys=keys, held=held)
         return out, True
@@ -232,14 +232,14 @@ def _search_on(claim: _Claim, group: NodeGroup, deadline: float | None, held: He
     for order in orders:
         out = search_group(inventory, claim.plans, claim.cands, order, claim.constraints(), deadline=deadline, prune=False,
                            held=held)
-        if out.kind in ("ok", "deadline"):
+        if out.kind in (OutcomeKind.OK, OutcomeKind.DEADLINE):
             return out, True
         outcomes.append(out)
-    errors = [o for o in outcomes if o.kind == "error"]
+    errors = [o for o in outcomes if o.kind is OutcomeKind.ERROR]
     if errors:
         return errors[0], complete and len(errors) == len(outcomes)
     if not complete:
-        return Outcome("deadline", detail="too many pool orders to try"), True
+        return Outcome(OutcomeKind.DEADLINE, detail="too many pool orders to try"), True
     return outcomes[0], True
 
 
@@ -283,10 +283,8 @@ def check_claim_spec(
     cached = inventory.cache.get(key)
     if isinstance(cached, tuple):
         return list(cached)
-    started = time.monotonic()
     notes = _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
-    cut_short = deadline_seconds is not None and time.monotonic() - started >= deadline_seconds
-    if not cut_short and not any(n.fail_open for n in notes):
+    if not any(n.fail_open for n in notes):  # the one way an answer says "cut short"
         inventory.cache.put(key, tuple(notes), weight=1 + len(text) // 256)
     return notes
 
@@ -301,7 +299,7 @@ def _check(
     if notes:
         return notes
     deadline = time.monotonic() + deadline_seconds if deadline_seconds is not None else None
-    claim = _Claim(spec, plans, inventory)
+    claim = Problem(spec, plans, inventory)
     for plan in plans:
         for alt in plan.alternatives:
             problem = claim.cands[alt.key].selectors.compile_problem()
@@ -320,25 +318,25 @@ def _check(
     memo: dict[object, tuple[Outcome, bool]] = {}
     results: list[tuple[NodeGroup, Outcome, bool]] = []
     found_ok = False
-    for group, key in zip(inventory.groups, claim.group_keys(), strict=True):
+    for group, key in zip(inventory.groups, claim.class_keys(), strict=True):
         if deadline is not None and time.monotonic() > deadline:
-            results.append((group, Outcome("deadline"), True))
+            results.append((group, Outcome(OutcomeKind.DEADLINE), True))
             break
         if key not in memo:
             memo[key] = _search_on(claim, group, deadline)
         outcome, certain = memo[key]
         results.append((group, outcome, certain))
-        if outcome.kind == "ok":
+        if outcome.kind is OutcomeKind.OK:
             found_ok = True
             break
 
     out: list[Note] = []
-    errors = [(o, c) for _, o, c in results if o.kind == "error" and o.entry is not None]
+    errors = [(o, c) for _, o, c in results if o.kind is OutcomeKind.ERROR and o.entry is not None]
     if errors:
         first_error, certain = errors[0]
         out.append(_error_note(first_error, Severity.ERROR if certain and error_blocks(found_ok, inventory) else Severity.WARNING))
     if found_ok:
-        ok_group = next(g for g, o, _ in results if o.kind == "ok")
+        ok_group = next(g for g, o, _ in results if o.kind is OutcomeKind.OK)
         if ok_group.potential:
             out.append(Note(
                 Reason.SATISFIABLE_ON_SCALE_UP,
@@ -349,8 +347,8 @@ def _check(
         return out
     if any(c for _, c in errors):
         return out
-    if any(o.kind == "deadline" for _, o, _ in results):
-        detail = next((o.detail for _, o, _ in results if o.kind == "deadline" and o.detail), "the search deadline passed")
+    if any(o.kind is OutcomeKind.DEADLINE for _, o, _ in results):
+        detail = next((o.detail for _, o, _ in results if o.kind is OutcomeKind.DEADLINE and o.detail), "the search deadline passed")
         out.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{SEARCH_UNDECIDED}: {detail}", None, Severity.WARNING,
                         fail_open=SEARCH_DEADLINE))
         return out
@@ -368,7 +366,7 @@ def _check(
     return out
 
 
-def _sound(unsat: Note, claim: _Claim) -> Note:
+def _sound(unsat: Note, claim: Problem) -> Note:
     """The denial only if nothing known to be missing could change it; else a warning leading with what is missing."""
     doubts = find_doubts(claim.plans, claim.inventory)
     if not doubts:
@@ -378,7 +376,7 @@ def _sound(unsat: Note, claim: _Claim) -> Note:
     return Note(Reason.SATISFIABILITY_UNKNOWN, message, unsat.path, Severity.WARNING)
 
 
-def _unsat_note(claim: _Claim, results: list[tuple[NodeGroup, Outcome, bool]]) -> Note:
+def _unsat_note(claim: Problem, results: list[tuple[NodeGroup, Outcome, bool]]) -> Note:
     plans, inventory = claim.plans, claim.inventory
     if not inventory.groups:
         return Note(Reason.UNSATISFIABLE, f'request "{plans[0].name}": no node can reach any device in the inventory', plans[0].path, Severity.ERROR)
@@ -389,7 +387,7 @@ def _unsat_note(claim: _Claim, results: list[tuple[NodeGroup, Outcome, bool]]) -
             return Note(Reason.UNSATISFIABLE, "; ".join(r for r in reasons if r), plan.path, Severity.ERROR)
     best_group, best = None, None
     for g, o, _ in results:
-        if best is None or o.depth > best.depth or (o.kind == "fatal" and best.kind != "fatal"):
+        if best is None or o.depth > best.depth or (o.kind is OutcomeKind.FATAL and best.kind is not OutcomeKind.FATAL):
             best_group, best = g, o
     constraint_specs = [
         (c.distinct_attribute or c.match_attribute or "", frozenset(c.requests), bool(c.distinct_attribute))

@@ -17,7 +17,7 @@ from ..inventory import DeviceRecord, Inventory, NodeGroup
 from .candidates import Candidates, Entry, Status
 from .constraints import lookup_attribute
 from .plan import Alternative, RequestPlan
-from .search import Outcome
+from .search import Outcome, OutcomeKind
 
 __all__ = ["explain_alternative", "explain_combination", "group_ok_counts"]
 
@@ -191,9 +191,9 @@ def explain_combination(
         msg = _constraint_message(plans, cands, inventory, attr, scope, distinct)
         if msg:
             return msg
-    if best is not None and best.kind == "fatal" and best.detail:
+    if best is not None and best.kind is OutcomeKind.FATAL and best.detail:
         return f"{best.detail} (node {best_label})"
-    if best is not None and best.kind == "unsat" and best.detail:
+    if best is not None and best.kind is OutcomeKind.UNSAT and best.detail:
         return f"{best.detail} (best node: {best_label})"
     if best is not None and best.stalled:
         placed = [f'"{p.name}"' for p in plans[: best.depth]]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..inventory import Inventory, NodeGroup
 from ..k8s import DEFAULT_TARGET, Budget, Note, Path, Reason, ResourceClaimSpec, Severity, Target
-from .check import SEARCH_DEADLINE, SEARCH_UNDECIDED, _Claim, _search_on
+from .check import SEARCH_DEADLINE, SEARCH_UNDECIDED, Problem, _search_on
 from .doubts import find_doubts
 from .extended import implicit_claim, resource_classes
 from .held import held_by
@@ -26,7 +26,7 @@ from .placement import Filter, PlacementFilter
 from .plan import RequestPlan, plan_claim
 from .pod import ClassVerdict, PodClaim, PodRequest, PodVerdict
 from .podexplain import class_reason, summary
-from .search import Held, Outcome
+from .search import Held, Outcome, OutcomeKind
 
 __all__ = ["Candidate", "PodProblem", "check_pod"]
 
@@ -39,7 +39,7 @@ class Candidate:
 
     group: NodeGroup
     nodes: tuple[str, ...]
-    problem: _Claim
+    problem: Problem
     claims: tuple[PodClaim, ...]
     transient: str = ""
     """Set when these nodes are out only for now (cordoned, not ready): why."""
@@ -57,9 +57,9 @@ class PodProblem:
         self.allocated = tuple(c for c in request.claims if c.allocation is not None)
         self.filter = PlacementFilter(request.placement, [c.allocation for c in self.allocated if c.allocation])
         self.mapping = resource_classes(inventory, target)
-        self._variants: dict[frozenset[str], tuple[_Claim, tuple[PodClaim, ...]]] = {}
+        self._variants: dict[frozenset[str], tuple[Problem, tuple[PodClaim, ...]]] = {}
 
-    def variant(self, device_plugin: frozenset[str]) -> tuple[_Claim, tuple[PodClaim, ...]]:
+    def variant(self, device_plugin: frozenset[str]) -> tuple[Problem, tuple[PodClaim, ...]]:
         """The problem on nodes where ``device_plugin`` resources come from device plugins."""
         relevant = frozenset(r for r in device_plugin if r in self.mapping)
         got = self._variants.get(relevant)
@@ -72,16 +72,16 @@ class PodProblem:
             got = self._variants[relevant] = (self._problem(claims), tuple(claims))
         return got
 
-    def variants(self) -> list[tuple[_Claim, tuple[PodClaim, ...]]]:
+    def variants(self) -> list[tuple[Problem, tuple[PodClaim, ...]]]:
         """The problems built so far (one per set of device-plugin resources met)."""
         return list(self._variants.values())
 
-    def _problem(self, claims: Sequence[PodClaim]) -> _Claim:
+    def _problem(self, claims: Sequence[PodClaim]) -> Problem:
         plans: list[RequestPlan] = []
         for i, c in enumerate(claims):
             plans.extend(plan_claim(c.spec, Path(), claim=i, key_start=sum(len(p.alternatives) for p in plans)))
         specs: list[ResourceClaimSpec] = [c.spec for c in claims] or [ResourceClaimSpec()]
-        return _Claim(specs, plans, self.inventory)
+        return Problem(specs, plans, self.inventory)
 
     def candidates(self) -> tuple[list[Candidate], list[tuple[NodeGroup, str]]]:
         """Per node group: the nodes that pass the filters (split by implicit-claim variant), and
@@ -137,7 +137,7 @@ def _label(nodes: tuple[str, ...], group: NodeGroup) -> str:
     return nodes[0] + (f" (+{len(nodes) - 1} alike{suffix})" if len(nodes) > 1 else (" (potential)" if suffix else ""))
 
 
-def _preflight(problem: _Claim, claims: Sequence[PodClaim], inventory: Inventory, strict: bool) -> list[Note]:
+def _preflight(problem: Problem, claims: Sequence[PodClaim], inventory: Inventory, strict: bool) -> list[Note]:
     """Missing classes and selectors that do not compile: the search cannot decide."""
     notes: list[Note] = []
     for plan in problem.plans:
@@ -170,7 +170,7 @@ def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: 
     group = cand.group
     key: object = None
     if held.empty:
-        keys = cand.problem.group_keys()
+        keys = cand.problem.class_keys()
         key = (id(cand.problem), keys[cand.position])
     if key is not None and key in memo:
         return memo[key]
@@ -210,19 +210,19 @@ def check_pod(
     results: list[tuple[Candidate, Outcome, bool]] = []
     for cand in pod.walk(excluded):
         if deadline is not None and time.monotonic() > deadline:
-            results.append((cand, Outcome("deadline"), True))
+            results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
         outcome, certain = search_candidate(cand, held, deadline, memo)
         results.append((cand, outcome, certain))
         label = _label(cand.nodes, cand.group)
-        if outcome.kind == "ok":
+        if outcome.kind is OutcomeKind.OK:
             per_class.append(ClassVerdict(label, cand.nodes, None if cand.transient else True,
                                           f"the claims fit, but the nodes are out for now: {cand.transient}" if cand.transient else ""))
             if not cand.transient and not every_class:
                 break
             continue
-        reason = class_reason(cand, outcome, held, deadline, _phrase) if outcome.kind in ("unsat", "fatal") else outcome.kind
-        per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in ("unsat", "fatal") else None, reason))
+        reason = class_reason(cand, outcome, held, deadline, _phrase) if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else outcome.kind
+        per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))
     per_class[:0] = [ClassVerdict(group.label, group.nodes, False, why, eligible=False) for group, why in excluded]
     return _verdict(request, inventory, results, excluded, per_class)
 
@@ -234,10 +234,10 @@ def _verdict(
     from .check import _error_note, error_blocks
 
     classes = tuple(per_class)
-    ok = next((c for c, o, _ in results if o.kind == "ok" and not c.transient), None)
-    later = next((c for c, o, _ in results if o.kind == "ok" and c.transient), None)
+    ok = next((c for c, o, _ in results if o.kind is OutcomeKind.OK and not c.transient), None)
+    later = next((c for c, o, _ in results if o.kind is OutcomeKind.OK and c.transient), None)
     notes: list[Note] = []
-    errors = [(o, c) for _, o, c in results if o.kind == "error" and o.entry is not None]
+    errors = [(o, c) for _, o, c in results if o.kind is OutcomeKind.ERROR and o.entry is not None]
     if errors:
         first, certain = errors[0]
         notes.append(_error_note(first, Severity.ERROR if certain and error_blocks(ok is not None, inventory) else Severity.WARNING))
@@ -252,7 +252,7 @@ def _verdict(
         notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"no node can run the pod now: the claims fit on "
                           f"{_label(later.nodes, later.group)}, but {later.transient}; no other node can", request.spec_path))
         return PodVerdict(notes, None, classes)
-    if any(o.kind == "deadline" for _, o, _ in results):
+    if any(o.kind is OutcomeKind.DEADLINE for _, o, _ in results):
         notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, f"{SEARCH_UNDECIDED}: the search deadline passed", None,
                           Severity.WARNING, fail_open=SEARCH_DEADLINE))
         return PodVerdict(notes, None, classes)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from ..inventory import Inventory, NodeGroup
 from ..k8s import Path
 from .candidates import Status
-from .check import _Claim, _search_on
+from .check import Problem, _search_on
 from .plan import Alternative, RequestPlan, plan_claim
 from .pod import ClassVerdict, PodClaim, PodRequest
-from .search import Held, Outcome
+from .search import Held, Outcome, OutcomeKind
 
 if TYPE_CHECKING:
     from .podcheck import Candidate
@@ -36,7 +36,7 @@ _STATUS_WORDS = {
 }
 
 
-def _alt_shortfall(problem: _Claim, alt: Alternative, group: NodeGroup) -> str | None:
+def _alt_shortfall(problem: Problem, alt: Alternative, group: NodeGroup) -> str | None:
     devices = problem.inventory.devices
     cand = problem.cands[alt.key]
     statuses: Counter[Status] = Counter(cand.entry(devices[i]).status for i in group.devices)
@@ -58,7 +58,7 @@ def _worst(statuses: Counter[Status]) -> Status:
     return Status.NO_MATCH
 
 
-def request_shortfall(problem: _Claim, plans: Sequence[RequestPlan], group: NodeGroup) -> str | None:
+def request_shortfall(problem: Problem, plans: Sequence[RequestPlan], group: NodeGroup) -> str | None:
     """The first request none of whose alternatives has enough usable devices in ``group``."""
     for plan in plans:
         reasons = [_alt_shortfall(problem, alt, group) for alt in plan.alternatives]
@@ -81,7 +81,7 @@ def class_reason(
 ) -> str:
     """One sentence for one failing class (see the module docstring)."""
     claims = cand.claims
-    if outcome.kind == "fatal":
+    if outcome.kind is OutcomeKind.FATAL:
         return f"{phrase(claims[outcome.claim])}: {outcome.detail}" if claims else outcome.detail
     inventory = cand.problem.inventory
     fitting: list[str] = []
@@ -91,9 +91,9 @@ def class_reason(
         if short is not None:
             lead = f"{', '.join(fitting)} {'fits' if len(fitting) == 1 else 'fit'}; " if fitting else ""
             return f"{lead}{phrase(claim)}: {short}"
-        alone = _Claim(claim.spec, plan_claim(claim.spec, Path()), inventory)
+        alone = Problem(claim.spec, plan_claim(claim.spec, Path()), inventory)
         got, _ = _search_on(alone, cand.group, deadline, held)
-        if got.kind != "ok":
+        if got.kind is not OutcomeKind.OK:
             lead = f"{', '.join(fitting)} {'fits' if len(fitting) == 1 else 'fit'}; " if fitting else ""
             return f"{lead}{phrase(claim)}: {_stall_text(got, alone.plans)}"
         fitting.append(phrase(claim))
@@ -108,7 +108,7 @@ def class_reason(
     return f"each claim fits alone, not all together (devices, capacity or counters they share run out){where}"
 
 
-def _joint_shortfall(problem: _Claim, group: NodeGroup) -> str | None:
+def _joint_shortfall(problem: Problem, group: NodeGroup) -> str | None:
     """Requests of several claims that compete for the same dedicated devices, counted: "together
     they need 3 devices of class gpu.example.com, these nodes have 2"."""
     devices = problem.inventory.devices

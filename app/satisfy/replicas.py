@@ -26,7 +26,7 @@ from .check import _search_on
 from .held import held_by
 from .pod import PodRequest, ReplicaCount
 from .podcheck import Candidate, PodProblem
-from .search import Held, Outcome
+from .search import Held, Outcome, OutcomeKind
 
 __all__ = ["count_replicas"]
 
@@ -80,8 +80,8 @@ def _greedy(cand: Candidate, start: Held, limit: int, deadline: float | None) ->
         if deadline is not None and time.monotonic() > deadline:
             return placed, False
         outcome, _ = _search_on(cand.problem, cand.group, deadline, held)
-        if outcome.kind != "ok":
-            return placed, outcome.kind in ("unsat", "fatal")
+        if outcome.kind is not OutcomeKind.OK:
+            return placed, outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL)
         placed += 1
         if not outcome.picks:
             return limit, True  # the pod holds nothing here: every replica fits
@@ -110,7 +110,7 @@ def count_replicas(
     for cand in real:
         key: object = None
         if start.empty:
-            keys = cand.problem.group_keys()
+            keys = cand.problem.class_keys()
             key = (id(cand.problem), keys[cand.position])
         if key is not None and key in memo:
             got = memo[key]
@@ -146,7 +146,7 @@ def _shared_count(
     local = True
     for cand in real:
         first, _ = _search_on(cand.problem, cand.group, deadline, start)
-        if first.kind != "ok":
+        if first.kind is not OutcomeKind.OK:
             continue
         shared_idx = {i for i, c in enumerate(cand.claims) if c.shared}
         for alt, entry in first.picks:

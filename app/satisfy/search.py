@@ -16,6 +16,7 @@ pool, taints, constraints, and at most 32 devices per claim.
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,16 +28,29 @@ from .candidates import Candidates, Entry, Status
 from .constraints import ConstraintState
 from .plan import Alternative, RequestPlan
 
-__all__ = ["MAX_DEVICES", "NOTHING_HELD", "Held", "Outcome", "SearchAbort", "search_group"]
+__all__ = ["MAX_DEVICES", "NOTHING_HELD", "Held", "Outcome", "OutcomeKind", "SearchAbort", "search_group"]
 
 MAX_DEVICES = 32
 _MEMO_LIMIT = 200_000  # failed states remembered per search; bounds memory, not correctness
 
 
+class OutcomeKind(enum.StrEnum):
+    """What a search found on one node class."""
+
+    OK = "ok"
+    UNSAT = "unsat"
+    ERROR = "error"
+    """A selector error was reached: Kubernetes aborts the scheduling attempt."""
+    FATAL = "fatal"
+    """A per-claim fatal condition (more than 32 devices, All mode over an unusable pool)."""
+    DEADLINE = "deadline"
+    """Cut short (deadline, budget, too many pool orders): undecided."""
+
+
 class SearchAbort(Exception):
     """The search stops: a selector error was reached, a fatal condition, or the deadline."""
 
-    def __init__(self, kind: str, entry: Entry | None = None, detail: str = "", alt: Alternative | None = None) -> None:
+    def __init__(self, kind: OutcomeKind, entry: Entry | None = None, detail: str = "", alt: Alternative | None = None) -> None:
         super().__init__(kind)
         self.kind = kind
         self.entry = entry
@@ -48,7 +62,7 @@ class SearchAbort(Exception):
 class Outcome:
     """What the search found on one group."""
 
-    kind: str  # "ok" | "unsat" | "error" | "fatal" | "deadline"
+    kind: OutcomeKind
     entry: Entry | None = None
     detail: str = ""
     depth: int = 0
@@ -121,7 +135,7 @@ class _Search:
         self.stalled = ""
         self.picks: list[tuple[Alternative, Entry]] = []
         self._lists: dict[int, list[Entry]] = {}
-        self._signatures: dict[int, object] = {}
+        self._alike_keys: dict[int, object] = {}
         self.failed: set[object] = set()
         """States (see :meth:`_state`) from which no placement of the remaining requests exists."""
         self.shortfall = ""
@@ -163,7 +177,7 @@ class _Search:
         self.steps += 1
         if self.steps & 0xFF == 0:
             if self.deadline is not None and time.monotonic() > self.deadline:
-                raise SearchAbort("deadline")
+                raise SearchAbort(OutcomeKind.DEADLINE)
             check_budget("the satisfiability search")
 
     # ------------------------------------------------------------------ device placement
@@ -255,7 +269,7 @@ class _Search:
             return False
         status = entry.status
         if status is Status.ERROR:
-            raise SearchAbort("error", entry, alt=alt)
+            raise SearchAbort(OutcomeKind.ERROR, entry, alt=alt)
         if status is not Status.OK:
             return False
         if dev.multi:
@@ -281,7 +295,7 @@ class _Search:
             if len(plan.alternatives) != 1 or plan.alternatives[0].all_mode:
                 continue
             alt = plan.alternatives[0]
-            sig = self._signature(alt)
+            sig = self._alike_key(alt)
             need[sig] = need.get(sig, 0) + alt.count
             members.setdefault(sig, []).append(alt)
         for sig, wanted in need.items():
@@ -342,12 +356,12 @@ class _Search:
                 return False
         return True
 
-    def _signature(self, alt: Alternative) -> object:
-        sig = self._signatures.get(alt.key)
+    def _alike_key(self, alt: Alternative) -> object:
+        sig = self._alike_keys.get(alt.key)
         if sig is None:
             capacity = tuple(sorted((k, v.nanos) for k, v in alt.capacity.items()))
             sig = (alt.class_name, alt.selectors, capacity, alt.tolerations, alt.admin)
-            self._signatures[alt.key] = sig
+            self._alike_keys[alt.key] = sig
         return sig
 
     def _slots(self, alt: Alternative, enough: int) -> int:
@@ -437,15 +451,15 @@ class _Search:
                 continue
             if self.prune:
                 dev = entry.dev
-                sym = (
-                    self.keys.get(dev.index, dev.shape),
+                twin = (
+                    self.keys.get(dev.index, dev.profile),
                     dev.pool_key if dev.counters else None,
                     dev.index in self.picked,
                     _state_key(self.consumed.get(dev.index)),
                 )
-                if sym in tried:
+                if twin in tried:
                     continue
-                tried.add(sym)
+                tried.add(twin)
             added = self._place(alt, entry)
             if added is None:
                 continue
@@ -459,9 +473,9 @@ class _Search:
         for entry in self.entries(alt):
             pool = self.inventory.pools[entry.dev.pool_key]
             if not pool.usable:
-                raise SearchAbort("fatal", entry, f"pool {pool.name} is {'incomplete' if not pool.complete else 'invalid'}")
+                raise SearchAbort(OutcomeKind.FATAL, entry, f"pool {pool.name} is {'incomplete' if not pool.complete else 'invalid'}")
             if entry.status is Status.ERROR:
-                raise SearchAbort("error", entry, alt=alt)
+                raise SearchAbort(OutcomeKind.ERROR, entry, alt=alt)
             if entry.status is Status.OK:
                 members.append(entry)
         if not members:
@@ -533,14 +547,14 @@ def search_group(
     search = _Search(inventory, plans, cands, devices, constraints, deadline, prune, keys, held)
     claim, least = search.claim_minimum()
     if least > MAX_DEVICES:
-        return Outcome("fatal", detail=f"the claim needs at least {least} devices; at most {MAX_DEVICES} are allowed",
+        return Outcome(OutcomeKind.FATAL, detail=f"the claim needs at least {least} devices; at most {MAX_DEVICES} are allowed",
                        claim=claim)
     try:
         ok = search.place_from(0)
     except SearchAbort as abort:
         return Outcome(abort.kind, abort.entry, abort.detail, search.depth, search.stalled, alt=abort.alt)
     except RecursionError:
-        return Outcome("deadline", detail="search too deep")
+        return Outcome(OutcomeKind.DEADLINE, detail="search too deep")
     if ok:
-        return Outcome("ok", depth=len(plans), picks=list(search.picks))
-    return Outcome("unsat", detail=search.shortfall, depth=search.depth, stalled=search.stalled)
+        return Outcome(OutcomeKind.OK, depth=len(plans), picks=list(search.picks))
+    return Outcome(OutcomeKind.UNSAT, detail=search.shortfall, depth=search.depth, stalled=search.stalled)

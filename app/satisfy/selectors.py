@@ -75,11 +75,11 @@ class SelectorSet:
         return True, (next(iter(pinned)) if len(pinned) == 1 else None)
 
     def match(self, dev: DeviceRecord) -> bool | SelectorError:
-        cached = self._cache.get(dev.shape)
+        cached = self._cache.get(dev.profile)
         if cached is not None:
             return cached
         result = self._evaluate(dev)
-        self._cache[dev.shape] = result
+        self._cache[dev.profile] = result
         return result
 
     def _evaluate(self, dev: DeviceRecord) -> bool | SelectorError:
@@ -99,7 +99,7 @@ class SelectorSet:
             if isinstance(got, CelRuntimeError):
                 return SelectorError(origin, index, expression, got.message, got.hint)
             if got is not True:
-                self.rejected_by[dev.shape] = (origin, index, expression)
+                self.rejected_by[dev.profile] = (origin, index, expression)
                 return False
         return True
 

@@ -134,7 +134,7 @@ def test_held_view_is_the_inventory_now(tmp_path: Path) -> None:
     assert {i for g in inv.groups for i in g.devices} >= {gpu0, part0}  # the snapshot itself is untouched
     left = now.devices[shared].capacity["memory"].value
     assert left == parse_quantity("6Gi") and inv.devices[shared].capacity["memory"].value == parse_quantity("40Gi")
-    assert now.devices[shared].shape != inv.devices[shared].shape  # less capacity: another profile
+    assert now.devices[shared].profile != inv.devices[shared].profile  # less capacity: another profile
     # CEL selectors still read the published capacity
     assert now.devices[shared].cel is not None and now.devices[shared].published is inv.devices[shared].capacity
     assert now.pools[(DRIVER, "node-2")].counter_sets["gpu"]["memory"] == parse_quantity("20Gi")

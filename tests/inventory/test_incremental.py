@@ -57,8 +57,8 @@ def test_an_incremental_snapshot_answers_like_a_fresh_one() -> None:
     objects = [o for o in objects if o["metadata"]["name"] != "node-000003-gpu"]
     incremental = builder.build(objects)
     fresh = build_inventory(copy.deepcopy(objects))
-    assert [(d.name, d.pool, d.shape, d.body) for d in incremental.devices] == [
-        (d.name, d.pool, d.shape, d.body) for d in fresh.devices
+    assert [(d.name, d.pool, d.profile, d.bare_profile) for d in incremental.devices] == [
+        (d.name, d.pool, d.profile, d.bare_profile) for d in fresh.devices
     ]
     assert [g.nodes for g in incremental.groups] == [g.nodes for g in fresh.groups]
     assert _answers(incremental) == _answers(fresh)
@@ -78,7 +78,7 @@ def test_devices_alike_share_their_parts_and_keep_no_model() -> None:
     inv = build_inventory(make_inventory(16, seed=2))
     by_body: dict[int, Any] = {}
     for dev in inv.devices:
-        first = by_body.setdefault(dev.body, dev)
+        first = by_body.setdefault(dev.bare_profile, dev)
         assert dev.capacity is first.capacity and dev.taints is first.taints and dev.counters is first.counters
         for name in dev.attributes:
             assert next(n for n in first.attributes if n == name) is name if name in first.attributes else True

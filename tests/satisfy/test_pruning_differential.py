@@ -12,7 +12,7 @@ from typing import Any
 
 from dra_builders import DRIVER, cap, claim, device, inventory, req, rslice
 from draguard.k8s.field import Path
-from draguard.satisfy.check import _Claim
+from draguard.satisfy.check import Problem
 from draguard.satisfy.constraints import build_constraints
 from draguard.satisfy.plan import plan_claim
 from draguard.satisfy.search import search_group
@@ -65,9 +65,9 @@ def _verdict(devices: list[dict[str, Any]], requests: list[dict[str, Any]], cons
              prune: bool) -> str:
     inv = inventory(rslice("n1", devices))
     spec = claim(*requests, constraints=constraints or None)
-    c = _Claim(spec, plan_claim(spec, Path.root("spec")), inv)
+    c = Problem(spec, plan_claim(spec, Path.root("spec")), inv)
     devs = list(inv.devices)
-    keys = {d.index: c.dev_key(d) for d in devs} if prune else None
+    keys = {d.index: c.profile_key(d) for d in devs} if prune else None
     out = search_group(inv, c.plans, c.cands, devs, build_constraints(spec.devices.constraints),
                        deadline=None, prune=prune, keys=keys)
     return out.kind
