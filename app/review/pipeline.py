@@ -57,7 +57,14 @@ from ..k8s import (
     to_internal_shape,
     workload_kind_for,
 )
-from ..satisfy import PodVerdict, capacity_in_use, check_claim_spec, check_pod, count_replicas, sound_for_target
+from ..satisfy import (
+    PodVerdict,
+    capacity_in_use,
+    check_claim_spec,
+    check_pod,
+    count_replicas,
+    sound_for_target,
+)
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
 from .mutate import default_fill_patch
 from .workloads import (
