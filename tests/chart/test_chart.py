@@ -48,20 +48,23 @@ needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kube
 class Choice:
     """One documented combination: chart values and the kustomize components that mean the same."""
 
-    def __init__(self, mode: str, toggles: Sequence[str]) -> None:
+    def __init__(self, mode: str, toggles: Sequence[str], audit: bool = False) -> None:
         self.mode = mode
         self.toggles = tuple(toggles)
+        self.audit = audit
 
     @property
     def id(self) -> str:
-        return "+".join([self.mode, *self.toggles])
+        return "+".join([self.mode, *self.toggles, *(["audit"] if self.audit else [])])
 
     def sets(self) -> list[str]:
-        return [f"certificates.mode={self.mode}", *(f"{t}.enabled=true" for t in self.toggles), WORKLOADS]
+        return [f"certificates.mode={self.mode}", *(f"{t}.enabled=true" for t in self.toggles), WORKLOADS,
+                *(AUDIT_SETS if self.audit else [])]
 
     def components(self) -> list[str]:
         cert = CERT_COMPONENT[self.mode]
-        return [*([cert] if cert else []), *(TOGGLES[t] for t in TOGGLES if t in self.toggles)]
+        return [*([cert] if cert else []), *(TOGGLES[t] for t in TOGGLES if t in self.toggles),
+                *(AUDIT_COMPONENTS if self.audit else [])]
 
 
 # the pod/workload webhook: in the chart behind webhooks.workloads.enabled, in kustomize in the base once
@@ -69,8 +72,13 @@ class Choice:
 BASE_HAS_WORKLOADS = "workloads.validate.draguard.dev" in (MANIFESTS / "webhooks.yaml").read_text()
 WORKLOADS = f"webhooks.workloads.enabled={str(BASE_HAS_WORKLOADS).lower()}"
 
+# the audit (components/audit + components/policyreport-crds): two extra combinations, not every one twice
+AUDIT_SETS = ["audit.enabled=true", "audit.installPolicyReportCRDs=true"]
+AUDIT_COMPONENTS = ["audit", "policyreport-crds"]
+
 CHOICES = [Choice(mode, [t for t, on in zip(TOGGLES, flags, strict=True) if on])
            for mode in CERT_COMPONENT for flags in itertools.product([False, True], repeat=len(TOGGLES))]
+CHOICES += [Choice("given", [], audit=True), Choice("self-managed", list(TOGGLES), audit=True)]
 
 
 def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -162,6 +170,8 @@ def test_helm_lint_every_certificate_mode() -> None:
     (["deadlineSeconds=9"], "/deadlineSeconds"),
     (["higAvailability.enabled=true"], "additional properties 'higAvailability' not allowed"),
     (["replicaCount=0"], "/replicaCount"),
+    (["audit.writesPerSecond=0"], "/audit/writesPerSecond"),
+    (["audit.enable=true"], "additional properties 'enable' not allowed"),
 ])
 def test_the_schema_refuses_wrong_values(sets: list[str], message: str) -> None:
     proc = helm("template", "draguard", str(CHART), *itertools.chain.from_iterable(("--set", s) for s in sets),
@@ -180,7 +190,7 @@ def test_chart_and_kustomize_render_the_same_objects(tmp_path: Path, choice: Cho
 @needs_kubectl
 @pytest.mark.parametrize("mode", list(CERT_COMPONENT))
 def test_same_objects_in_another_namespace(tmp_path: Path, mode: str) -> None:
-    every = Choice(mode, list(TOGGLES))
+    every = Choice(mode, list(TOGGLES), audit=True)
     assert_same_objects(template(*every.sets(), namespace="platform-dra"),
                         kustomize(tmp_path, every.components(), namespace="platform-dra"))
 
@@ -223,6 +233,20 @@ def test_the_workloads_webhook_value(mode: str) -> None:
 
 
 @needs_helm
+def test_the_audit_values_reach_its_deployment() -> None:
+    """Off by default; the numbers become its flags; events=false adds --audit-no-events."""
+    assert not [d for d in template() if "audit" in d["metadata"]["name"] or d["kind"] == "CustomResourceDefinition"]
+    def args(*sets: str) -> list[str]:
+        docs = keyed(template("audit.enabled=true", *sets))
+        assert ("CustomResourceDefinition", "", "policyreports.wgpolicyk8s.io") not in docs
+        return list(docs[("Deployment", "draguard", "draguard-audit")]["spec"]["template"]["spec"]["containers"][0]["args"])
+    assert "--audit-no-events" not in args()
+    tuned = args("audit.periodSeconds=60", "audit.graceSeconds=30", "audit.writesPerSecond=2", "audit.events=false")
+    assert {"--audit-period-seconds=60", "--audit-grace-seconds=30", "--audit-writes-per-second=2",
+            "--audit-no-events"} <= set(tuned)
+
+
+@needs_helm
 def test_notes_say_what_to_do_next() -> None:
     for mode, needle in [("given", "draguard certs --service draguard --namespace draguard"),
                          ("cert-manager", "get certificate draguard-serving"),
@@ -261,5 +285,7 @@ def test_every_combination_is_accepted_by_a_real_api_server(tmp_path: Path) -> N
     assert refused == [], run.output
     kinds = {v.kind for v in run.verdicts if v.admitted}
     assert {"Deployment", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Certificate",
-            "Issuer", "ServiceMonitor", "NetworkPolicy", "PodDisruptionBudget", "Lease", "Secret", "Role"} <= kinds
+            "Issuer", "ServiceMonitor", "NetworkPolicy", "PodDisruptionBudget", "Lease", "Secret", "Role",
+            "CustomResourceDefinition", "ClusterRoleBinding"} <= kinds
+    assert any(v.kind == "Deployment" and v.name == "draguard-audit" and v.admitted for v in run.verdicts)
     print(f"dry run: {len(docs)} objects from {len(CHOICES) + len(CERT_COMPONENT)} value combinations, all accepted")

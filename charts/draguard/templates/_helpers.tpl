@@ -72,3 +72,9 @@ annotations:
   cert-manager.io/inject-ca-from: {{ printf "%s/draguard-serving" .Release.Namespace }}
 {{- end }}
 {{- end }}
+
+{{/* Labels of the audit's objects (manifests/components/audit), plus Helm's own. */}}
+{{- define "draguard.auditLabels" -}}
+app.kubernetes.io/name: draguard-audit
+{{ include "draguard.commonLabels" . }}
+{{- end }}
