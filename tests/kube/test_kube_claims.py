@@ -143,3 +143,30 @@ def test_claims_that_cannot_be_listed_block_nothing(cluster: FakeCluster, kubeco
     assert "403" in inv._streams["resourceclaims"].last_error
     cluster.forbidden.clear()  # RBAC applied: the next retry lists them
     wait_for(lambda: held(inv) == {"gpu-0"} and snap(inv).cluster.known, what="claims after RBAC")
+
+
+def test_claims_only_rebuilds_are_paced_by_their_own_cost(
+    cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread, monkeypatch: Any
+) -> None:
+    """Under allocation churn, re-summing every claim must not starve the reviews: a claims-only
+    rebuild waits a multiple of what the previous build cost (a lower bound only: load can only
+    make it later)."""
+    import time
+
+    import draguard.inventory.kube as kube
+
+    real = kube.with_cluster
+
+    def slow_with_cluster(*args: Any, **kwargs: Any) -> Inventory:
+        time.sleep(0.1)  # stands for summing tens of thousands of claims
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kube, "with_cluster", slow_with_cluster)
+    seed(cluster)
+    inv = start(kubeconfig, loop_thread)
+    wait_for(lambda: inv.synced and snap(inv).cluster.known, what="sync")
+    assert inv._claims_pace >= 4 * 0.1
+    asked = time.monotonic()
+    cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
+    wait_for(lambda: held(inv) == {"gpu-0"}, what="allocation")
+    assert time.monotonic() - asked >= 4 * 0.1  # paced: not the 0.02 s debounce alone
