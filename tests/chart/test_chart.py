@@ -225,6 +225,8 @@ def test_the_workloads_webhook_value(mode: str) -> None:
         return list(docs[("ValidatingWebhookConfiguration", "", "draguard")]["webhooks"])
     off, on = hooks(False), hooks(True)
     assert [h["name"] for h in on] == [*(h["name"] for h in off), "workloads.validate.draguard.dev"]
+    default = keyed(template(f"certificates.mode={mode}"))[("ValidatingWebhookConfiguration", "", "draguard")]
+    assert ("workloads.validate.draguard.dev" in [h["name"] for h in default["webhooks"]]) == BASE_HAS_WORKLOADS
     extra = on[-1]
     assert extra["failurePolicy"] == "Ignore" and extra["clientConfig"] == off[0]["clientConfig"]
     assert extra["namespaceSelector"] == off[0]["namespaceSelector"]
