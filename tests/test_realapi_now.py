@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import yaml
 from draguard.cli import main
-from draguard.inventory import load_kube_config
+from draguard.inventory import Inventory, load_kube_config
 from draguard.inventory.kube import KubeInventory
 from draguard.k8s import Reason
 from draguard.review import ReviewOptions, review_admission
@@ -145,9 +145,8 @@ def test_the_scenario_is_what_the_real_scheduler_did(held_cluster: tuple[Path, l
     assert "cannot allocate all claims" in want["pods"][0]["message"]
 
 
-def test_the_webhook_admits_one_more_gpu_with_capacity_in_use(held_cluster: tuple[Path, list[dict[str, Any]]]) -> None:
-    """The live inventory of the real API server (list+watch) holds the scheduler's allocations."""
-    kubeconfig, _ = held_cluster
+def _synced(kubeconfig: Path) -> tuple[KubeInventory, Inventory]:
+    """A live inventory of the held cluster, synced until it holds the Deployment's two allocations."""
     live = KubeInventory(load_kube_config(kubeconfig), debounce=0.05)
 
     async def until_synced() -> None:
@@ -163,6 +162,12 @@ def test_the_webhook_admits_one_more_gpu_with_capacity_in_use(held_cluster: tupl
     asyncio.run(until_synced())
     snapshot = live.snapshot()
     assert snapshot is not None and len(snapshot.cluster.allocations.dedicated) == 2
+    return live, snapshot
+
+
+def test_the_webhook_admits_one_more_gpu_with_capacity_in_use(held_cluster: tuple[Path, list[dict[str, Any]]]) -> None:
+    """The live inventory of the real API server (list+watch) holds the scheduler's allocations."""
+    live, snapshot = _synced(held_cluster[0])
     claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "one-more", "namespace": "seq-team"},
              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}}}
     got = review_admission(kind="ResourceClaim", operation="CREATE", obj=claim, old_obj=None, namespace="seq-team",
@@ -193,3 +198,19 @@ def test_explain_names_claim_request_resource_and_counts_holders(
     assert pod_row["ever"] is True and pod_row["now"] is False and pod_row["held"] == "held by 2 claims in other namespaces"
     assert [f["reason"] for f in doc["findings"]] == ["CapacityInUse"]
     assert "trainer" not in out and "seq-batch" not in out
+
+
+def test_the_webhook_admits_a_pod_that_cannot_fit_now_with_capacity_in_use(
+    held_cluster: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    """The per-pod question at admission: a new pod whose template asks for a GPU fits the empty
+    cluster, not today's — admitted, with the shortage named and the holders counted, not named."""
+    live, snapshot = _synced(held_cluster[0])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "another", "namespace": "seq-team"}, "spec": _pod_spec()}
+    got = review_admission(kind="Pod", operation="CREATE", obj=pod, old_obj=None, namespace="seq-team",
+                           inventory=snapshot, inventory_problem=live.problem(), options=ReviewOptions(admission=True))
+    assert not got.denied
+    [warning] = [f for f in got.findings if f.reason == Reason.CAPACITY_IN_USE]
+    assert warning.message.startswith("fits an empty cluster but not today's allocations: ")
+    assert 'request "gpu" needs 1 device of class gpu.example.com on one node' in warning.message
+    assert "2 claims in other namespaces" in warning.message and "trainer" not in warning.message

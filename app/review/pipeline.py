@@ -63,6 +63,7 @@ from ..satisfy import (
     check_claim_spec,
     check_pod,
     count_replicas,
+    pod_capacity_in_use,
     sound_for_target,
 )
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
@@ -647,6 +648,10 @@ def _workload_satisfiability(
                                        f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                                        None, Severity.WARNING, fail_open=exc.where)], None)
         notes = list(verdict.notes)
+        if workload.is_pod and not t.unknown and not t.unresolved and _pending(doc):
+            with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
+                notes += pod_capacity_in_use(request, inventory, verdict, namespace=ref.namespace or "default",
+                                             budget=budget, target=options.target)
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
                               f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "
@@ -685,6 +690,14 @@ def _workload_satisfiability(
                     note = replace(note, severity=Severity.WARNING, message=f"{note.message} ({why})")
             out.append(_note_finding(doc, ref, note, options))
     return out
+
+
+def _pending(doc: Document) -> bool:
+    """Whether the reviewed Pod is not bound to a node yet: only then is "would it fit now?" its
+    question — a bound pod's claims hold their devices already, and a workload's own running pods
+    hold what a replica count with today's allocations would find missing."""
+    spec = doc.obj.get("spec") if isinstance(doc.obj, dict) else None
+    return not (isinstance(spec, dict) and spec.get("nodeName"))
 
 
 def _daemonset_has_eligible(verdict: PodVerdict) -> bool:

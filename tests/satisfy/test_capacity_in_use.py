@@ -154,3 +154,46 @@ def test_a_pod_that_only_fits_an_empty_cluster(tmp_path: Path) -> None:
     # with every device free again (no claims known) there is nothing to say
     empty = source(tmp_path, []).snapshot()
     assert empty is not None and pod_capacity_in_use(request, empty, check_pod(request, empty), namespace="team-b") == []
+
+
+ONE_GPU = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+           "metadata": {"name": "one-gpu", "namespace": "team-b"},
+           "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}}}}
+
+
+def _pod_spec(**extra: Any) -> dict[str, Any]:
+    return {"containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}], **extra}
+
+
+def _admit(src: StaticInventory, kind: str, obj: dict[str, Any]) -> list[Any]:
+    got = review_admission(kind=kind, operation="CREATE", obj=obj, old_obj=None, namespace="team-b",
+                           inventory=src.snapshot(), inventory_problem=None,
+                           options=ReviewOptions(admission=True, deny=parse_deny("Unsatisfiable")))
+    assert not got.denied
+    return [f for f in got.findings if f.reason == Reason.CAPACITY_IN_USE]
+
+
+def test_the_webhook_admits_a_pending_pod_with_the_warning(tmp_path: Path) -> None:
+    src = source(tmp_path, [*FULL, ONE_GPU])
+    [warning] = _admit(src, "Pod", {"apiVersion": "v1", "kind": "Pod",
+                                    "metadata": {"name": "waiting", "namespace": "team-b"}, "spec": _pod_spec()})
+    assert warning.severity == Severity.WARNING and 'template "one-gpu": request "gpu"' in warning.message
+    assert "secret-job in this namespace and 3 claims in other namespaces" in warning.message
+    assert "train-1" not in warning.message and "team-a" not in warning.message
+    # with a GPU free again the same pod fits now: nothing to say
+    assert _admit(source(tmp_path, [*FULL[1:], ONE_GPU]), "Pod", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "waiting", "namespace": "team-b"}, "spec": _pod_spec()}) == []
+
+
+def test_a_bound_pod_or_a_workload_is_not_asked_about_now(tmp_path: Path) -> None:
+    """A bound pod's claims hold their devices already, and a workload's own running pods hold
+    what a "now" search would find missing: only a pending Pod gets CapacityInUse."""
+    src = source(tmp_path, [*FULL, ONE_GPU])
+    bound = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "running", "namespace": "team-b"},
+             "spec": _pod_spec(nodeName="node-2")}
+    assert _admit(src, "Pod", bound) == []
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "team-b"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+                           "template": {"metadata": {"labels": {"a": "b"}}, "spec": _pod_spec()}}}
+    assert _admit(src, "Deployment", deployment) == []
