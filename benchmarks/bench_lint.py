@@ -55,7 +55,7 @@ def main() -> int:
     cli_runs = []
     for _ in range(3):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "app", "lint", *cases, "--inventory", inventory_dir, "--format", "json"],
+        subprocess.run([sys.executable, "-m", "draguard", "lint", *cases, "--inventory", inventory_dir, "--format", "json"],
                        capture_output=True, check=False, cwd=ROOT)
         cli_runs.append((time.perf_counter() - started) * 1000)
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from workload import CLAIMS, make_inventory  # noqa: E402
 
 GO_ALLOCATOR_SECONDS = 4.85
-DRAGUARD = [sys.executable, "-m", "app"]  # this checkout's code, whatever is installed
+DRAGUARD = [sys.executable, "-m", "draguard"]  # this checkout's code (the editable install maps draguard to app/)
 
 
 def timed(cmd: list[str], repeat: int) -> tuple[float, float]:

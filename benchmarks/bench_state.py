@@ -127,7 +127,7 @@ def serve(api_url: str, api_ca: str, tmp: Path, name: str) -> tuple[subprocess.P
     tls = write_bundle(generate_bundle("draguard", "draguard", extra_sans=["127.0.0.1"]), work)
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port), "--tls-cert",
+        [sys.executable, "-m", "draguard", "serve", "--host", "127.0.0.1", "--port", str(port), "--tls-cert",
          str(tls["cert"]), "--tls-key", str(tls["key"]), "--kubeconfig", str(work / "kubeconfig"),
          "--log-level", "info", "--shutdown-drain-seconds", "0"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

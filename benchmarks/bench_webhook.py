@@ -159,7 +159,7 @@ def start_server(inventory: Path, tmp: Path, log_level: str = "error") -> tuple[
     port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "draguard", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert", str(paths["cert"]), "--tls-key", str(paths["key"]), "--inventory", str(inventory),
          "--log-level", log_level],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,

@@ -167,7 +167,7 @@ def run() -> list[dict[str, Any]]:
     log_path = work / "serve.log"
     log = log_path.open("wb")
     server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "draguard", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert", str(tls["cert"]), "--tls-key", str(tls["key"]),
          "--inventory", str(ROOT / "examples" / "inventory"), "--shutdown-drain-seconds", "0"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)

@@ -156,7 +156,7 @@ def run(minutes: float, rate: float, clients: int) -> dict[str, Any]:
         port = _free_port()
         log = (work / "serve.log").open("wb")
         server = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port),
+            [sys.executable, "-m", "draguard", "serve", "--host", "127.0.0.1", "--port", str(port),
              "--tls-cert", str(tls["cert"]), "--tls-key", str(tls["key"]), "--kubeconfig", str(kubeconfig),
              "--log-level", "warning", "--shutdown-drain-seconds", "0"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log,

@@ -31,7 +31,7 @@ def _score(truth: Path) -> subprocess.CompletedProcess[str]:
         pytest.skip(f"no score.py at {SCORE}")
     return subprocess.run(
         [sys.executable, str(SCORE), "-v", "--truth", str(truth), "--cases", str(ORACLE_DATA / "cases"),
-         "--inventory", str(ORACLE_DATA / "inventory"), "--draguard", f"{sys.executable} -m app"],
+         "--inventory", str(ORACLE_DATA / "inventory"), "--draguard", f"{sys.executable} -m draguard"],
         cwd=PROJECT, capture_output=True, text=True, timeout=600, check=False)
 
 

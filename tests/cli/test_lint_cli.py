@@ -58,7 +58,7 @@ spec:
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app", "lint", *args],
+        [sys.executable, "-m", "draguard", "lint", *args],
         capture_output=True,
         text=True,
         input=stdin,

@@ -88,7 +88,7 @@ def test_cli_flags_choose_the_target_and_bad_gates_exit_2(tmp_path: Path) -> Non
                                            "exactly: {deviceClassName: gpu.example.com, capacity: {requests: {memory: 1Gi}}}"))
 
     def lint(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "app", "lint", str(f), *args],
+        return subprocess.run([sys.executable, "-m", "draguard", "lint", str(f), *args],
                               capture_output=True, text=True, timeout=120, check=False)
 
     assert '"FieldDropped"' not in lint("--format", "json").stdout
