@@ -136,7 +136,8 @@ def _trie(patterns: tuple[Pattern, ...]) -> _Trie:
 
 
 _TRIES: dict[tuple[Pattern, ...], _Trie] = {}
-"""One trie per group of :data:`_GROUPS`, built on first use: bounded by that fixed table."""
+"""One trie per group of :data:`_GROUPS` and per combination of the groups off at a target
+(:func:`has_disabled_fields`), built on first use; emptied past :data:`_OFF_LIMIT` entries."""
 
 
 def _group_trie(group: GatedGroup) -> _Trie:
@@ -198,20 +199,79 @@ def _group_in_use(obj: Any, group: GatedGroup) -> bool:
     return any(_in_use(c[k]) for matches in _find(obj, group) for c, k, _ in matches)
 
 
+def _off_groups(kind: str, target: Target) -> tuple[tuple[GatedGroup, str], ...]:
+    """The groups of ``kind`` with a gate off at ``target``, and the first such gate of each.
+
+    Remembered per kind and target (every object of a run asks the same question): at most
+    :data:`_OFF_LIMIT` entries, emptied when full — a server has one target, a lint one too."""
+    key = (kind, target.version, tuple(sorted(target.overrides.items())))
+    found = _OFF.get(key)
+    if found is None:
+        found = tuple(
+            (group, off[0])
+            for group in gated_groups(kind)
+            if (off := [gate for gate in group.gates if not target.enabled(gate)])
+        )
+        if len(_OFF) >= _OFF_LIMIT:
+            _OFF.clear()
+        _OFF[key] = found
+    return found
+
+
+_OFF: dict[tuple[str, str, tuple[tuple[str, bool], ...]], tuple[tuple[GatedGroup, str], ...]] = {}
+_OFF_LIMIT = 64
+
+
 def _disabled_groups(kind: str, target: Target, old: dict[str, Any] | None) -> Iterator[tuple[GatedGroup, str]]:
     """The groups to drop at ``target`` and the first gate of each that is off."""
-    for group in gated_groups(kind):
-        off = [gate for gate in group.gates if not target.enabled(gate)]
-        if off and not (old is not None and _group_in_use(old, group)):
-            yield group, off[0]
+    for group, gate in _off_groups(kind, target):
+        if not (old is not None and _group_in_use(old, group)):
+            yield group, gate
 
 
 def has_disabled_fields(kind: str, obj: dict[str, Any], target: Target, old: dict[str, Any] | None = None) -> bool:
     """Whether :func:`drop_disabled_fields` would remove anything (``obj`` is not touched).
 
-    Lets the caller copy the object only when it is about to change.
+    Lets the caller copy the object only when it is about to change.  Without an old object the
+    disabled groups are looked for in one walk of their combined patterns that stops at the
+    first field present (the answer of one ``_find`` per group, which walks every device once
+    per group and collects every match).
     """
+    if old is None:
+        groups = tuple(group for group, _ in _off_groups(kind, target))
+        return bool(groups) and _any_present(obj, _combined_trie(groups))
     return any(any(_find(obj, group)) for group, _ in _disabled_groups(kind, target, old))
+
+
+def _combined_trie(groups: tuple[GatedGroup, ...]) -> _Trie:
+    patterns = tuple(p for group in groups for p in group.patterns)
+    trie = _TRIES.get(patterns)
+    if trie is None:
+        if len(_TRIES) >= _OFF_LIMIT:
+            _TRIES.clear()
+        trie = _TRIES[patterns] = _trie(patterns)
+    return trie
+
+
+def _any_present(obj: Any, trie: _Trie) -> bool:
+    """Whether any pattern of ``trie`` names a field present in ``obj`` (what makes ``_find``'s
+    lists non-empty: the key is there, whatever its value)."""
+    stack: list[tuple[Any, _Trie]] = [(obj, trie)]
+    while stack:
+        node, here = stack.pop()
+        for head, (child, end) in here.items():
+            if head == "[]":
+                if isinstance(node, list) and child:
+                    stack.extend((item, child) for item in node)
+            elif head == "{}":
+                if isinstance(node, dict) and child:
+                    stack.extend((value, child) for value in node.values())
+            elif isinstance(node, dict) and head in node:
+                if end >= 0:
+                    return True
+                if child:
+                    stack.append((node[head], child))
+    return False
 
 
 def drop_disabled_fields(
