@@ -31,6 +31,7 @@ from ..k8s import (
     INVENTORY_KINDS,
     V1,
     V1BETA2,
+    Budget,
     BudgetExceeded,
     DeviceClass,
     Document,
@@ -150,6 +151,8 @@ class ReviewOptions:
     """Reasons that deny at the webhook (admission only; lint reports errors as errors)."""
     mutate: bool = True
     deadline_seconds: float | None = None
+    """How long one object's satisfiability checks may take (None: unbounded): each review makes
+    one :class:`Budget` of it (:func:`_review_budget`) that every search of that object shares."""
     admission: bool = False
     show_mutations: bool = False
     target: Target = DEFAULT_TARGET  # Kubernetes version + feature gates to answer for
@@ -364,6 +367,13 @@ def _claim_spec_and_base(model: Any) -> tuple[Any, Path] | None:
     return None
 
 
+def _review_budget(options: ReviewOptions) -> Budget | None:
+    """The one budget of an object's satisfiability checks — claim or pod search, "now", replica
+    count — made when they start: ``options.deadline_seconds`` from now, never past the door's
+    own budget (the webhook's request; :func:`~app.k8s.budget_scope`)."""
+    return Budget.within(options.deadline_seconds, current_budget())
+
+
 def _satisfiability(
     checked: _Checked,
     inventory: Inventory | None,
@@ -385,10 +395,9 @@ def _satisfiability(
         return
     if inventory is None:
         return
+    budget = _review_budget(options)
     try:
-        notes = check_claim_spec(
-            spec, inventory, base=base, deadline_seconds=options.deadline_seconds, strict=options.strict
-        )
+        notes = check_claim_spec(spec, inventory, base=base, budget=budget, strict=options.strict)
     except BudgetExceeded as exc:  # the other findings stand; satisfiability stays undecided, loudly
         notes = [Note(Reason.SATISFIABILITY_UNKNOWN,
                       f"satisfiability not decided: the review's time budget ran out ({exc.where})",
@@ -397,7 +406,7 @@ def _satisfiability(
     if not _allocated(doc, ref, inventory):
         with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
             notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=ref.namespace or "default",
-                                     deadline_seconds=options.deadline_seconds)
+                                     budget=budget)
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
 
 
@@ -628,7 +637,7 @@ def _workload_satisfiability(
     if inventory_problem:
         return [Finding.for_object(ref, Severity.WARNING, Reason.SATISFIABILITY_UNKNOWN,
                                    f"satisfiability not checked: {inventory_problem}", "", *_at(doc, None))]
-    budget = current_budget()
+    budget = _review_budget(options)
     answers: list[tuple[PodTemplateReview, PodVerdict, list[Note]]] = []
     for t in checkable:
         request = pod_request(t)

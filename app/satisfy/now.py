@@ -166,14 +166,15 @@ def capacity_in_use(
     base: Path,
     ever: Sequence[Note],
     namespace: str,
-    deadline_seconds: float | None = None,
+    budget: Budget | None = None,
 ) -> list[Note]:
     """``CapacityInUse`` (warning) when ``ever`` (the claim's notes with every device free) says it
-    fits and the same search on today's snapshot says it does not; else nothing."""
+    fits and the same search on today's snapshot says it does not; else nothing.  ``budget`` is
+    the review's (the one ``ever`` was searched under): with none left, nothing is said."""
     state = inventory.cluster
     if not state.known or state.allocations.empty or any(n.reason in _NOT_DECIDED for n in ever):
         return []
-    now_notes = check_claim_spec(spec, inventory.held_view(), base=base, deadline_seconds=deadline_seconds)
+    now_notes = check_claim_spec(spec, inventory.held_view(), base=base, budget=budget)
     if not any(n.reason == Reason.UNSATISFIABLE for n in now_notes):
         return []  # fits now, or cannot tell (deadline): no warning either way
     figures: list[HeldFigures] = []

@@ -12,7 +12,6 @@ doubt about the inventory (:mod:`.doubts`) make the answer unknown, never a deni
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -165,7 +164,7 @@ def _phrase(claim: PodClaim) -> str:
     return f'claim "{claim.name}" ({claim.origin})' if claim.origin else f'claim "{claim.name}"'
 
 
-def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: dict[object, tuple[Outcome, bool]]) -> tuple[Outcome, bool]:
+def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, tuple[Outcome, bool]]) -> tuple[Outcome, bool]:
     """The outcome on one candidate, remembered per class key when nothing is held in the group."""
     group = cand.group
     key: object = None
@@ -174,7 +173,7 @@ def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: 
         key = (id(cand.problem), keys[cand.position])
     if key is not None and key in memo:
         return memo[key]
-    got = _search_on(cand.problem, group, deadline, held)
+    got = _search_on(cand.problem, group, budget, held)
     if key is not None:
         memo[key] = got
     return got
@@ -204,15 +203,14 @@ def check_pod(
         return PodVerdict([], None)
     excluded: list[tuple[NodeGroup, str]] = []
     held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
-    deadline = budget.deadline if budget is not None else None
     memo: dict[object, tuple[Outcome, bool]] = {}
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
     for cand in pod.walk(excluded):
-        if deadline is not None and time.monotonic() > deadline:
+        if budget is not None and budget.spent():
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
-        outcome, certain = search_candidate(cand, held, deadline, memo)
+        outcome, certain = search_candidate(cand, held, budget, memo)
         results.append((cand, outcome, certain))
         label = _label(cand.nodes, cand.group)
         if outcome.kind is OutcomeKind.OK:
@@ -221,7 +219,7 @@ def check_pod(
             if not cand.transient and not every_class:
                 break
             continue
-        reason = class_reason(cand, outcome, held, deadline, _phrase) if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else outcome.kind
+        reason = class_reason(cand, outcome, held, budget, _phrase) if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))
     per_class[:0] = [ClassVerdict(group.label, group.nodes, False, why, eligible=False) for group, why in excluded]
     return _verdict(request, inventory, results, excluded, per_class)
