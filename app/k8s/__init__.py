@@ -14,7 +14,7 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
   version and feature gates, the served API versions and their conversion, gated-field dropping.
 """
 
-from .budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget
+from .budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget, exceeded_on_thread
 from .collector import BULK_THRESHOLDS, bulk_allocation
 from .decode import (
     CHECKED_KINDS,
@@ -290,6 +290,7 @@ __all__ = [
     "drop_disabled_fields",
     "duplicate",
     "equal",
+    "exceeded_on_thread",
     "family_of",
     "find_pod_templates",
     "fits_int64",

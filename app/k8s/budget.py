@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Budget", "BudgetExceeded", "budget_scope", "check_budget", "current_budget"]
+__all__ = ["Budget", "BudgetExceeded", "budget_scope", "check_budget", "current_budget", "exceeded_on_thread"]
 
 
 class BudgetExceeded(BaseException):
@@ -39,6 +39,7 @@ class BudgetExceeded(BaseException):
     def __init__(self, where: str) -> None:
         super().__init__(where)
         self.where = where
+        _local.exceeded = getattr(_local, "exceeded", 0) + 1  # seen even when a caller suppresses it
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,18 @@ def budget_scope(seconds: float | None) -> Iterator[Budget | None]:
         yield budget
     finally:
         _local.budget = outer
+
+
+def exceeded_on_thread() -> int:
+    """How many times a :class:`BudgetExceeded` was made on this thread so far.
+
+    Why: some checks suppress it on purpose ("not now" is only a hint: without time for it, say
+    nothing), so a finished answer can be silently incomplete.  A caller that remembers answers
+    (the webhook's answer memo) compares this count before and after and keeps only answers that
+    nothing cut short.
+    """
+    count: int = getattr(_local, "exceeded", 0)
+    return count
 
 
 def check_budget(where: str) -> None:

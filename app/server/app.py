@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect
 
 from ..k8s import BudgetExceeded, budget_scope
 from ..review import ReviewOptions
+from .answers import answer_call
 from .lint import lint_bytes, options_for_query, parse_format
 from .logs import log_review
 from .metrics import Metrics
@@ -43,7 +44,6 @@ from .webhook import (
     fallback_answer,
     needs_review,
     parse_admission_review,
-    review_call,
 )
 
 __all__ = ["create_app"]
@@ -106,6 +106,7 @@ async def _read_with_deadline(request: Request, state: ServerState, deadline: fl
 def create_app(state: ServerState) -> FastAPI:
     """The ASGI app for ``state``; background work (watch, cert reload) runs in its lifespan."""
     metrics = Metrics(state.stats)
+    memo = state.answers
     executor = ThreadPoolExecutor(max_workers=state.workers, thread_name_prefix="draguard-review")
     lint_executor = ThreadPoolExecutor(max_workers=state.lint_workers, thread_name_prefix="draguard-lint")
     lint_slots = asyncio.Semaphore(state.lint_concurrency) if state.lint_concurrency > 0 else None
@@ -165,7 +166,7 @@ def create_app(state: ServerState) -> FastAPI:
                 raise _StatusError(400, "BadRequest", str(exc)) from exc
             answer = needs_review(call, route, state.admission_options.workload_kinds)
             if answer is None:
-                answer = await _run_review(call, route, started)
+                answer = await _run_review(call, route, started, len(body))
         except _StatusError as exc:
             elapsed = time.perf_counter() - started
             metrics.observe(route, "error", exc.reason, elapsed)
@@ -187,11 +188,12 @@ def create_app(state: ServerState) -> FastAPI:
         )
         return SafeJSONResponse(envelope(call, answer.response))
 
-    async def _run_review(call: AdmissionCall, route: Route, started: float) -> Answer:
+    async def _run_review(call: AdmissionCall, route: Route, started: float, size: int) -> Answer:
         remaining = state.deadline_seconds - (time.perf_counter() - started)
         options = route_options(route)
+        generation = made[0]  # stands for both routes' options: a change of them empties the memo
         try:
-            return await in_worker(lambda: review_call(call, route, state.inventory, options), remaining)
+            return await in_worker(lambda: answer_call(memo, call, route, state.inventory, options, generation, size=size), remaining)
         except TimeoutError:
             return fallback_answer(call, route, "Timeout", f"{state.deadline_seconds:g}s")
         except Exception as exc:  # a bug in a check must not block the cluster: fail open, loudly

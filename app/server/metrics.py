@@ -78,6 +78,8 @@ class _LiveCollector(Collector):
         for reason, count in sorted(s.get("connections_refused", {}).items()):
             refused.add_metric([reason], float(count))
         yield refused
+        if "answer_memo" in s:
+            yield from _memo_metrics(s["answer_memo"])
         if "cert_not_after" in s:
             yield GaugeMetricFamily("draguard_certificate_expiry_timestamp_seconds",
                                     "notAfter of the serving certificate", value=float(s["cert_not_after"]))
@@ -102,6 +104,22 @@ class _LiveCollector(Collector):
             yield CounterMetricFamily("draguard_self_managed_cert_errors",
                                       "failed self-managed certificate rounds (API errors, RBAC, missing Secret)",
                                       value=float(s["selfcert_errors"]))
+
+
+def _memo_metrics(m: dict[str, Any]) -> Iterator[Any]:
+    """The answer memo (``answers.py``): its size against its bound, and how often it answered."""
+    yield GaugeMetricFamily("draguard_answer_memo_entries", "remembered review answers", value=float(m.get("entries", 0)))
+    yield GaugeMetricFamily("draguard_answer_memo_weight", "weight of the remembered answers (1 per entry + 1 per KiB "
+                            "of findings)", value=float(m.get("weight", 0)))
+    yield GaugeMetricFamily("draguard_answer_memo_weight_limit", "the memo's bound in weight units",
+                            value=float(m.get("limit", 0)))
+    lookups = CounterMetricFamily("draguard_answer_memo_lookups", "answer memo lookups by result (hit|miss)",
+                                  labels=["result"])
+    lookups.add_metric(["hit"], float(m.get("hits", 0)))
+    lookups.add_metric(["miss"], float(m.get("misses", 0)))
+    yield lookups
+    yield CounterMetricFamily("draguard_answer_memo_evictions", "answers dropped to keep the memo in its bound",
+                              value=float(m.get("evictions", 0)))
 
 
 def _audit_metrics(a: dict[str, Any]) -> Iterator[Any]:

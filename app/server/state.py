@@ -13,6 +13,7 @@ from typing import Any
 
 from ..inventory import InventorySource, NoInventory
 from ..review import ReviewOptions
+from .answers import AnswerMemo
 from .limits import ConnectionGuard
 from .tls import CertReloader
 
@@ -50,6 +51,8 @@ class ServerState:
     audit: Any = None  # the Auditor when --audit is on (its status joins /readyz, its figures /metrics)
     guard: ConnectionGuard = field(default_factory=ConnectionGuard)
     """The HTTPS listener's connection limits; its refusal counts are exported as metrics."""
+    answers: AnswerMemo = field(default_factory=AnswerMemo)
+    """Remembered review answers, one per distinct object (``answers.py``); bounded."""
 
     @property
     def admission_options(self) -> ReviewOptions:
@@ -99,6 +102,7 @@ class ServerState:
             "age": self.inventory.last_sync_age(),
             "restarts": getattr(self.inventory, "restarts", 0),
             "connections_refused": dict(self.guard.refused),
+            "answer_memo": self.answers.stats(),
         }
         if self.tls is not None:
             out["cert_not_after"] = self.tls.not_after_ts

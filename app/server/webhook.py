@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..inventory import InventorySource
+from ..inventory import Inventory, InventorySource
 from ..k8s import (
     DRA_KINDS,
     DraguardError,
@@ -46,11 +46,13 @@ __all__ = [
     "Answer",
     "BadReview",
     "Route",
+    "answer_for",
     "envelope",
     "fallback_answer",
     "needs_review",
     "parse_admission_review",
     "review_call",
+    "review_object",
 ]
 
 Route = Literal["validate", "mutate"]
@@ -197,20 +199,27 @@ def _first_reason(review: ObjectReview, severities: tuple[Severity, ...]) -> str
     return next((f.reason for f in review.findings if f.severity in severities), "")
 
 
-def review_call(
-    call: AdmissionCall, route: Route, inventory: InventorySource, options: ReviewOptions
-) -> Answer:
-    """Run the pipeline for one call (CPU-bound: the server runs this in a worker thread)."""
-    review = review_admission(
+def review_object(call: AdmissionCall, inventory: Inventory | None, problem: str | None,
+                  options: ReviewOptions) -> ObjectReview:
+    """The pipeline's review of the call's object (CPU-bound: the server runs it in a worker thread)."""
+    return review_admission(
         kind=call.kind,
         operation=call.operation,
         obj=call.obj,
         old_obj=call.old_obj,
         namespace=call.namespace,
-        inventory=inventory.snapshot(),
-        inventory_problem=inventory.problem(),
+        inventory=inventory,
+        inventory_problem=problem,
         options=options,
     )
+
+
+def answer_for(call: AdmissionCall, route: Route, review: ObjectReview) -> Answer:
+    """The route's answer to ``call`` from a review of its object.
+
+    Only ``call``'s own ``uid``, kind, group and name are read here besides the review, so a
+    review remembered for an equal object (``answers.py``) answers another call correctly.
+    """
     reasons = sorted({f.reason for f in review.findings})
     undecided = "SearchDeadline" if _search_gave_up(review) else (Reason.BUDGET_EXCEEDED if review.fail_open else None)
     if route == "mutate":
@@ -222,6 +231,13 @@ def review_call(
         reason = _first_reason(review, (Severity.WARNING, Severity.INFO)) or "none"
         return Answer(response, "allowed", reason, reasons, review.elapsed_ms, undecided)
     return Answer(response, "denied", _first_reason(review, (Severity.ERROR,)), reasons, review.elapsed_ms)
+
+
+def review_call(
+    call: AdmissionCall, route: Route, inventory: InventorySource, options: ReviewOptions
+) -> Answer:
+    """Review one call against the source's current snapshot and answer it."""
+    return answer_for(call, route, review_object(call, inventory.snapshot(), inventory.problem(), options))
 
 
 def fallback_answer(call: AdmissionCall, route: Route, why: Literal["Timeout", "InternalError"],

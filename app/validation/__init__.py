@@ -33,6 +33,7 @@ from ..k8s import (
 from .device_selectors import unchecked_selector_notes
 from .deviceclass import validate_device_class, validate_device_class_update
 from .lints import lint_claim_spec, lint_resource_slice_spec
+from .meta import valid_object_names
 from .pod import (
     IMPLICIT_EXTENDED_PREFIX,
     MIRROR_POD_ANNOTATION,
@@ -59,6 +60,7 @@ __all__ = [
     "ValidationResult",
     "effective_requests",
     "is_extended_resource",
+    "valid_object_names",
     "validate",
     "validate_pod_spec",
     "validate_update",

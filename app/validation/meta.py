@@ -39,6 +39,7 @@ from .names import (
 __all__ = [
     "TOTAL_ANNOTATION_SIZE_LIMIT",
     "generated_name",
+    "valid_object_names",
     "validate_annotations",
     "validate_finalizers",
     "validate_labels",
@@ -87,6 +88,19 @@ _BANNED_OWNERS = {("", "Event")}  # BannedOwners: core/v1 Event
 def generated_name(generate_name: str) -> str:
     """The name the API server would generate, its 5 random characters shown as ``xxxxx``."""
     return generate_name[:GENERATED_NAME_BASE_LENGTH] + "xxxxx"
+
+
+def valid_object_names(name: str, generate_name: str) -> tuple[bool, bool]:
+    """Whether :func:`validate_object_meta` finds nothing in ``name``, and nothing in ``generateName``
+    beside it: (a non-empty valid name, a non-empty valid generateName while the name is one).
+
+    Why: such names are alike to every rule (none reads them otherwise), so the webhook's answer
+    memo may key objects that differ only in them — a Deployment's replica Pods, the claims made
+    from one template — without them (``app/server/answers.py``).
+    """
+    name_ok = bool(name) and not is_dns1123_subdomain(name)
+    generate_ok = name_ok and bool(generate_name) and not is_dns1123_subdomain(_mask_trailing_dash(generate_name))
+    return name_ok, generate_ok
 
 
 def validate_object_meta(
