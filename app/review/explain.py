@@ -138,7 +138,7 @@ def explain_claim(
     answer.ever = _verdict(ever_notes)
     now_notes = capacity_in_use(spec, inventory, base=base, ever=ever_notes, namespace=namespace,
                                 budget=budget) if answer.ever else []
-    answer.now = False if now_notes else answer.ever
+    answer.now = None if any(n.fail_open for n in now_notes) else False if now_notes else answer.ever
     answer.notes = [*ever_notes, *now_notes]
     now = inventory.held_view()
     now_groups = {g.nodes: g for g in now.groups}

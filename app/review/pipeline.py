@@ -18,7 +18,6 @@ Namespace objects supply namespace labels for the admin-access rule.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -64,6 +63,7 @@ from ..satisfy import (
     check_claim_spec,
     check_pod,
     count_replicas,
+    now_not_checked,
     pod_capacity_in_use,
     sound_for_target,
 )
@@ -404,9 +404,11 @@ def _satisfiability(
                       None, Severity.WARNING, fail_open=exc.where)]
     notes = sound_for_target(notes, spec, options.target)
     if not _allocated(doc, ref, inventory):
-        with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
+        try:  # "not now" is only a hint: without time for it, an info note marked fail_open
             notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=ref.namespace or "default",
                                      budget=budget)
+        except BudgetExceeded as exc:
+            notes.append(now_not_checked(exc.where))
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
 
 
@@ -431,8 +433,11 @@ def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOpt
         return
     try:
         patch, descriptions = default_fill_patch(checked.model.spec, checked.doc.obj, inventory)
-    except BudgetExceeded:
-        return  # no time to prove every device agrees on a default: fill nothing (never a wrong patch)
+    except BudgetExceeded as exc:  # no time to prove every device agrees on a default: fill nothing (never a wrong patch)
+        checked.review.findings.append(Finding.for_object(
+            checked.ref, Severity.INFO, Reason.BUDGET_EXCEEDED,
+            f"no capacity defaults filled: the review's time budget ran out ({exc.where})", fail_open=exc.where))
+        return
     checked.review.patch = patch
     checked.review.patch_descriptions = descriptions
 
@@ -658,9 +663,11 @@ def _workload_satisfiability(
                                        None, Severity.WARNING, fail_open=exc.where)], None)
         notes = list(verdict.notes)
         if workload.is_pod and not t.unknown and not t.unresolved and _pending(doc):
-            with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
+            try:  # "not now" is only a hint: without time for it, an info note marked fail_open
                 notes += pod_capacity_in_use(request, inventory, verdict, namespace=ref.namespace or "default",
                                              budget=budget, target=options.target)
+            except BudgetExceeded as exc:
+                notes.append(now_not_checked(exc.where))
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
                               f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "
@@ -728,7 +735,7 @@ def _daemonset_nodes(verdict: PodVerdict) -> list[Note]:
     would make the count a lower bound, which the contract has no word for).
     """
     eligible = [c for c in verdict.per_class if c.eligible]
-    if not eligible or any(c.ok is None for c in eligible):
+    if not eligible or any(c.ok is None for c in eligible) or any(n.fail_open for n in verdict.notes):
         return []
     never = [c for c in eligible if c.ok is False]
     if not never:

@@ -222,12 +222,12 @@ def check_pod(
         reason = class_reason(cand, outcome, held, budget, _phrase) if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))
     per_class[:0] = [ClassVerdict(group.label, group.nodes, False, why, eligible=False) for group, why in excluded]
-    return _verdict(request, inventory, results, excluded, per_class)
+    return _verdict(request, inventory, results, excluded, per_class, every_class)
 
 
 def _verdict(
     request: PodRequest, inventory: Inventory, results: list[tuple[Candidate, Outcome, bool]],
-    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict],
+    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict], every_class: bool = False,
 ) -> PodVerdict:
     from .check import _error_note, error_blocks
 
@@ -243,6 +243,9 @@ def _verdict(
         if ok.group.potential:
             notes.append(Note(Reason.SATISFIABLE_ON_SCALE_UP, "no existing node can run the pod now; a node the autoscaler "
                               f"can create ({_label(ok.nodes, ok.group)}) could", None, Severity.INFO))
+        if every_class and any(o.kind is OutcomeKind.DEADLINE for _, o, _ in results):  # per_class is incomplete
+            notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, "not every node class decided: the search deadline passed",
+                              None, Severity.INFO, fail_open=SEARCH_DEADLINE))
         return PodVerdict(notes, True, classes)
     if any(c for _, c in errors):
         return PodVerdict(notes, False, classes)

@@ -170,3 +170,13 @@ def test_every_search_of_one_review_shares_its_one_budget(monkeypatch: pytest.Mo
     pod_budgets = seen["check_pod"] + seen["count_replicas"]
     assert isinstance(claim_budgets[0], Budget) and all(b is claim_budgets[0] for b in claim_budgets)
     assert isinstance(pod_budgets[0], Budget) and all(b is pod_budgets[0] for b in pod_budgets)
+
+
+def test_a_patch_the_budget_stopped_is_none_and_says_so_with_fail_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    def spent(*args: object) -> object:
+        raise BudgetExceeded("selector compilation")
+
+    monkeypatch.setattr(pipeline, "default_fill_patch", spent)
+    review = admit(claim_asking(None, name="m"), options=ReviewOptions(admission=True, mutate=True))
+    assert review.patch == [] and review.fail_open == "selector compilation"
+    assert [(f.reason, f.severity.value) for f in review.findings if f.extra.get("fail_open")] == [("BudgetExceeded", "info")]
