@@ -12,7 +12,6 @@ doubt about the inventory (:mod:`.doubts`) make the answer unknown, never a deni
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -174,13 +173,13 @@ def _class_memo_key(cand: Candidate, held: Held) -> object:
     return (id(cand.problem), cand.problem.class_keys()[cand.position])
 
 
-def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: dict[object, tuple[Outcome, bool]]) -> tuple[Outcome, bool]:
+def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, tuple[Outcome, bool]]) -> tuple[Outcome, bool]:
     """The outcome on one candidate, remembered per class key when nothing is held in the group."""
     group = cand.group
     key = _class_memo_key(cand, held)
     if key is not None and key in memo:
         return memo[key]
-    got = _search_on(cand.problem, group, deadline, held)
+    got = _search_on(cand.problem, group, budget, held)
     if key is not None:
         memo[key] = got
     return got
@@ -254,16 +253,15 @@ def _check_pod(
         return PodVerdict([], None)
     excluded: list[tuple[NodeGroup, str]] = []
     held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
-    deadline = budget.deadline if budget is not None else None
     memo: dict[object, tuple[Outcome, bool]] = {}
     reasons: dict[object, str] = {}
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
     for cand in pod.walk(excluded):
-        if deadline is not None and time.monotonic() > deadline:
+        if budget is not None and budget.spent():
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
-        outcome, certain = search_candidate(cand, held, deadline, memo)
+        outcome, certain = search_candidate(cand, held, budget, memo)
         results.append((cand, outcome, certain))
         label = _label(cand.nodes, cand.group)
         if outcome.kind is OutcomeKind.OK:
@@ -277,19 +275,19 @@ def _check_pod(
             rkey = _class_memo_key(cand, held)
             reason = reasons.get(rkey) if rkey is not None else None
             if reason is None:
-                reason = class_reason(cand, outcome, held, deadline, _phrase)
+                reason = class_reason(cand, outcome, held, budget, _phrase)
                 if rkey is not None:
                     reasons[rkey] = reason
         else:
             reason = outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))
     per_class[:0] = [ClassVerdict(group.label, group.nodes, False, why, eligible=False) for group, why in excluded]
-    return _verdict(request, inventory, results, excluded, per_class)
+    return _verdict(request, inventory, results, excluded, per_class, every_class)
 
 
 def _verdict(
     request: PodRequest, inventory: Inventory, results: list[tuple[Candidate, Outcome, bool]],
-    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict],
+    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict], every_class: bool = False,
 ) -> PodVerdict:
     from .check import _error_note, error_blocks
 
@@ -305,6 +303,9 @@ def _verdict(
         if ok.group.potential:
             notes.append(Note(Reason.SATISFIABLE_ON_SCALE_UP, "no existing node can run the pod now; a node the autoscaler "
                               f"can create ({_label(ok.nodes, ok.group)}) could", None, Severity.INFO))
+        if every_class and any(o.kind is OutcomeKind.DEADLINE for _, o, _ in results):  # per_class is incomplete
+            notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, "not every node class decided: the search deadline passed",
+                              None, Severity.INFO, fail_open=SEARCH_DEADLINE))
         return PodVerdict(notes, True, classes)
     if any(c for _, c in errors):
         return PodVerdict(notes, False, classes)
