@@ -504,7 +504,8 @@ def _positions_only(text: str, source: str) -> list[Document]:
     nodes because composing nodes resolves every scalar in Python: 2.5x the time of this loop).
     Every document counts (empty ones and scalars too, as the careful decoder numbers them); a
     ``kind: …List`` document is split into its items as :func:`_split_list` splits the object.
-    Anything the fast path never lets through (an alias) is decoded the careful way.
+    Anything the fast path never lets through (an alias), or that libyaml refuses where the fast
+    reader did not (nesting deeper than libyaml's limit), is decoded the careful way.
     """
     out: list[Document] = []
     loader = _Loader(text)
@@ -523,6 +524,10 @@ def _positions_only(text: str, source: str) -> list[Document]:
                 return _decode_with_positions(text, source).documents
             out.extend(located)
             index += 1
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        # what the fast reader took and libyaml refuses (its nesting limit, a scalar it reads
+        # otherwise): the careful decoder's answer, as before — the documents before the error
+        return _decode_with_positions(text, source).documents
     finally:
         loader.dispose()
     return out

@@ -327,3 +327,14 @@ def test_an_alias_is_located_the_careful_way() -> None:
     text = "a: &x {b: 1}\nc: *x\n"
     (doc,) = decode._positions_only(text, "a.yaml")
     assert doc.obj == {"a": {"b": 1}, "c": {"b": 1}}  # the careful decoder answered
+
+
+def test_a_text_libyaml_refuses_is_located_as_the_careful_decoder_locates_it() -> None:
+    """yaml-rs reads flow nesting deeper than libyaml's limit: the careful answer (no positions)."""
+    text = "kind: DeviceClass\nx: " + "[" * 2000 + "]" * 2000 + "\n"
+    careful = _decode_with_positions(text, "d.yaml")
+    assert careful.findings and not careful.documents
+    assert decode._positions_only(text, "d.yaml") == []
+    docs = decode_text(text, "d.yaml").documents
+    if docs:  # the fast reader took it: a finding's position falls back to the document start
+        assert docs[0].position_of(["x"]) == (1, 1)
