@@ -136,8 +136,8 @@ def _trie(patterns: tuple[Pattern, ...]) -> _Trie:
 
 
 _TRIES: dict[tuple[Pattern, ...], _Trie] = {}
-"""One trie per group of :data:`_GROUPS` and per combination of the groups off at a target
-(:func:`has_disabled_fields`), built on first use; emptied past :data:`_OFF_LIMIT` entries."""
+"""One trie per group of :data:`_GROUPS`, built on first use: bounded by that fixed table (the
+combinations of groups off at a target are :data:`_STEPS`, emptied past :data:`_OFF_LIMIT`)."""
 
 
 def _group_trie(group: GatedGroup) -> _Trie:
@@ -239,38 +239,56 @@ def has_disabled_fields(kind: str, obj: dict[str, Any], target: Target, old: dic
     """
     if old is None:
         groups = tuple(group for group, _ in _off_groups(kind, target))
-        return bool(groups) and _any_present(obj, _combined_trie(groups))
+        return bool(groups) and _any_present(obj, _combined_steps(groups))
     return any(any(_find(obj, group)) for group, _ in _disabled_groups(kind, target, old))
 
 
-def _combined_trie(groups: tuple[GatedGroup, ...]) -> _Trie:
+# A trie for :func:`_any_present`: per node, its field heads (field -> (step, terminal)), and the
+# step for every list item and for every map value (or None).
+_Step = tuple[dict[str, tuple[Any, bool]], Any, Any]
+_STEPS: dict[tuple[Pattern, ...], _Step] = {}
+
+
+def _steps(trie: _Trie) -> _Step:
+    fields = {head: (_steps(child) if child else None, end >= 0)
+              for head, (child, end) in trie.items() if head not in ("[]", "{}")}
+    items = trie.get("[]")
+    values = trie.get("{}")
+    return (fields, _steps(items[0]) if items and items[0] else None,
+            _steps(values[0]) if values and values[0] else None)
+
+
+def _combined_steps(groups: tuple[GatedGroup, ...]) -> _Step:
     patterns = tuple(p for group in groups for p in group.patterns)
-    trie = _TRIES.get(patterns)
-    if trie is None:
-        if len(_TRIES) >= _OFF_LIMIT:
-            _TRIES.clear()
-        trie = _TRIES[patterns] = _trie(patterns)
-    return trie
+    steps = _STEPS.get(patterns)
+    if steps is None:
+        if len(_STEPS) >= _OFF_LIMIT:
+            _STEPS.clear()
+        steps = _STEPS[patterns] = _steps(_trie(patterns))
+    return steps
 
 
-def _any_present(obj: Any, trie: _Trie) -> bool:
-    """Whether any pattern of ``trie`` names a field present in ``obj`` (what makes ``_find``'s
-    lists non-empty: the key is there, whatever its value)."""
-    stack: list[tuple[Any, _Trie]] = [(obj, trie)]
+def _any_present(obj: Any, steps: _Step) -> bool:
+    """Whether any pattern of ``steps`` names a field present in ``obj`` (what makes ``_find``'s
+    lists non-empty: the key is there, whatever its value).  A map is read by its own keys when
+    it has fewer than the patterns name (an attribute holds one value of the four gated kinds)."""
+    stack: list[tuple[Any, _Step]] = [(obj, steps)]
     while stack:
-        node, here = stack.pop()
-        for head, (child, end) in here.items():
-            if head == "[]":
-                if isinstance(node, list) and child:
-                    stack.extend((item, child) for item in node)
-            elif head == "{}":
-                if isinstance(node, dict) and child:
-                    stack.extend((value, child) for value in node.values())
-            elif isinstance(node, dict) and head in node:
-                if end >= 0:
-                    return True
-                if child:
-                    stack.append((node[head], child))
+        node, (fields, items, values) = stack.pop()
+        if isinstance(node, dict):
+            if fields:
+                present = [k for k in node if k in fields] if len(node) < len(fields) else \
+                    [k for k in fields if k in node]
+                for key in present:
+                    step, terminal = fields[key]
+                    if terminal:
+                        return True
+                    if step is not None:
+                        stack.append((node[key], step))
+            if values is not None:
+                stack.extend((value, values) for value in node.values())
+        elif isinstance(node, list) and items is not None:
+            stack.extend((item, items) for item in node)
     return False
 
 
