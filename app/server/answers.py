@@ -63,7 +63,7 @@ from ..review import ObjectReview, ReviewOptions
 from ..validation import valid_object_names
 from .webhook import AdmissionCall, Answer, Route, answer_for, review_object
 
-__all__ = ["MAX_BODY_BYTES", "MEMO_WEIGHT", "VOLATILE_METADATA", "AnswerMemo", "MemoKey", "answer_call", "complete", "lookup", "memo_key",
+__all__ = ["MAX_BODY_BYTES", "MEMO_WEIGHT", "VOLATILE_METADATA", "AnswerMemo", "MemoKey", "Remembered", "answer_call", "complete", "lookup", "memo_key",
            "review_and_remember"]
 
 MEMO_WEIGHT = 4096
@@ -192,6 +192,25 @@ def _weight(review: ObjectReview) -> int:
     return 1 + size // 1024
 
 
+@dataclass(slots=True)
+class Remembered:
+    """A remembered review, and the allowed answer made from it once (only ``uid`` differs
+    between the allowed answers of equal objects; a denial names its object, so it is made anew)."""
+
+    review: ObjectReview
+    allowed: Answer | None = None
+
+    def answer(self, call: AdmissionCall, route: Route) -> Answer:
+        made = self.allowed
+        if made is None:
+            answer = answer_for(call, route, self.review)
+            if answer.decision == "allowed":
+                self.allowed = answer
+            return answer
+        return Answer({**made.response, "uid": call.uid}, made.decision, made.reason, made.reasons, 0.0,
+                      made.fail_open)
+
+
 class AnswerMemo:
     """Remembered reviews of the current inventory snapshot and review options.
 
@@ -211,14 +230,14 @@ class AnswerMemo:
         owner = self._owner
         return owner is not None and owner[0] is snapshot and owner[1] is options
 
-    def get(self, key: MemoKey, snapshot: Inventory, options: object) -> ObjectReview | None:
+    def get(self, key: MemoKey, snapshot: Inventory, options: object) -> Remembered | None:
         """The remembered review for ``key``: name-free first, then under its own names."""
         found: object | None = None
         if self._owns(snapshot, options):
             found = self._cache.get((key.digest, key.held_allocated, None))
             if found is None and key.names:
                 found = self._cache.get((key.digest, key.held_allocated, key.names))
-        if isinstance(found, ObjectReview):
+        if isinstance(found, Remembered):
             self.hits += 1
             return found
         self.misses += 1
@@ -235,7 +254,7 @@ class AnswerMemo:
             if not self._owns(snapshot, options):
                 self._cache = BoundedCache(self._cache.budget)
                 self._owner = (snapshot, options)
-            self._cache.put((key.digest, key.held_allocated, names), review, weight)
+            self._cache.put((key.digest, key.held_allocated, names), Remembered(review), weight)
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -261,7 +280,7 @@ def complete(review: ObjectReview, *, seconds: float, exceeded: int, search_dead
 
 
 def lookup(memo: AnswerMemo, call: AdmissionCall, route: Route, snapshot: Inventory | None, problem: str | None,
-           generation: object, *, size: int) -> tuple[MemoKey | None, ObjectReview | None]:
+           generation: object, *, size: int) -> tuple[MemoKey | None, Remembered | None]:
     """The call's key (None: not to be remembered) and the review remembered under it, if any.
 
     ``generation`` stands for the routes' options (a change of them empties the memo); ``size``
@@ -294,5 +313,5 @@ def answer_call(memo: AnswerMemo, call: AdmissionCall, route: Route, source: Inv
     snapshot, problem = source.snapshot(), source.problem()
     key, remembered = lookup(memo, call, route, snapshot, problem, generation, size=size)
     if remembered is not None:
-        return answer_for(call, route, remembered)
+        return remembered.answer(call, route)
     return review_and_remember(memo, call, route, source, snapshot, problem, options, generation, key)

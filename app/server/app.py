@@ -41,7 +41,6 @@ from .webhook import (
     Answer,
     BadReview,
     Route,
-    answer_for,
     envelope,
     fallback_answer,
     needs_review,
@@ -203,7 +202,7 @@ def create_app(state: ServerState) -> FastAPI:
                 snapshot, problem = source.snapshot(), source.problem()
                 key, remembered = lookup(memo, call, route, snapshot, problem, generation, size=size)
                 if remembered is not None:
-                    return answer_for(call, route, remembered)
+                    return remembered.answer(call, route)
                 work = partial(review_and_remember, memo, call, route, source, snapshot, problem, options, generation,
                                key)
             else:
