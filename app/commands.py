@@ -34,7 +34,7 @@ def _source_arguments(parser: argparse.ArgumentParser) -> None:
                           "(kubectl get resourceclaims -A -o yaml); repeat for more")
     parser.add_argument("--context", default=None, help="the kubeconfig context to use (default: current)")
     parser.add_argument("--deadline-seconds", type=float, default=20.0, metavar="S",
-                        help="give up a search after S seconds (default 20)")
+                        help="the command's searches give up after S seconds in all (default 20)")
 
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,6 +136,7 @@ def _namespace(args: argparse.Namespace) -> str:
 
 
 def _explain(args: argparse.Namespace) -> str:
+    from .k8s import Budget
     from .report import render_explanation
     from .review import explain_object
 
@@ -147,7 +148,7 @@ def _explain(args: argparse.Namespace) -> str:
     else:
         read = _read_cluster(args, namespace, [(kind, namespace, name)])
         inventory, objects, gaps = read.inventory, read.objects, read.gaps
-    explanation = explain_object(kind, namespace, name, inventory, objects, deadline_seconds=args.deadline_seconds)
+    explanation = explain_object(kind, namespace, name, inventory, objects, budget=Budget.within(args.deadline_seconds))
     if explanation is None:
         raise _Fail(EXIT_NOT_FOUND, f"explain: {kind} {namespace}/{name} not found")
     explanation.gaps.extend(gaps)
@@ -156,6 +157,7 @@ def _explain(args: argparse.Namespace) -> str:
 
 def _capacity(args: argparse.Namespace) -> str:
     from .inventory import InputError, load_paths
+    from .k8s import Budget
     from .report import render_capacity
     from .review import fit_object
     from .satisfy import class_usage
@@ -175,7 +177,7 @@ def _capacity(args: argparse.Namespace) -> str:
             raise _Fail(EXIT_USAGE, str(exc)) from exc
         if not docs:
             raise _Fail(EXIT_USAGE, f"--fit {args.fit}: no ResourceClaim or ResourceClaimTemplate in it")
-        fit = fit_object(docs[0].obj, inventory, deadline_seconds=args.deadline_seconds)
+        fit = fit_object(docs[0].obj, inventory, budget=Budget.within(args.deadline_seconds))
     alloc = inventory.cluster.allocations
     summary: dict[str, Any] = {"allocated_claims": alloc.claims, "unknown_results": alloc.unknown,
                                "claims_known": inventory.cluster.known, "gaps": gaps}

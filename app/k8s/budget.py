@@ -1,15 +1,25 @@
 """A review's work budget: a monotonic deadline that CPU-bound loops check cooperatively.
 
-Why cooperative and thread-local: reviews run in worker threads, and Python cannot stop a
-thread from outside — so a review that outlives its answer would keep burning CPU (and the
-GIL) that other reviews need.  Instead the door that starts a review opens a
-:func:`budget_scope`; the loops that can run long (CEL comprehensions, selector compilation,
-the satisfiability search) call :func:`check_budget`, which raises :class:`BudgetExceeded` once
-the deadline has passed.  The door turns that into an allowed-with-warning answer, loudly.
+Why cooperative: reviews run in worker threads, and Python cannot stop a thread from outside —
+so a review that outlives its answer would keep burning CPU (and the GIL) that other reviews
+need.  :class:`Budget` is the one object that says how long: the door that starts a review
+opens a :func:`budget_scope` around it (the webhook: the request's deadline), and the review
+makes one :class:`Budget` for its satisfiability checks from the deadline option, never past
+the door's (:meth:`Budget.within`), and passes that object to every search.
+
+How work stops: the searches (claim, pod, replica count, "now", explain) take the review's
+budget as an argument and, once it is spent, stop and *answer* — a ``SatisfiabilityUnknown``
+note whose ``fail_open`` says so, the one way a result says it was cut short.  Work that cannot
+answer half-way and sits in layers that take no budget (CEL comprehensions, selector
+compilation) reads the door's scope through :func:`check_budget`, which raises
+:class:`BudgetExceeded`; the review turns that into the same kind of note (or, before any check
+could run, a ``BudgetExceeded`` warning).  The review's budget ends no later than the scope's,
+so the search never outlives the door.
 
 :class:`BudgetExceeded` derives from ``BaseException`` on purpose: evaluators and checks have
 ``except Exception`` safety nets (a bug must not crash a review) that must not swallow it and
-cache a wrong answer.  Code without an open scope (the CLI) never pays or stops.
+cache a wrong answer.  Without an open scope (the CLI) CEL and compilation never stop; the
+searches stop where the deadline option (``--deadline-seconds``) ends the review's budget.
 """
 
 from __future__ import annotations
@@ -38,11 +48,27 @@ class Budget:
 
     deadline: float
 
+    @classmethod
+    def within(cls, seconds: float | None, outer: Budget | None = None) -> Budget | None:
+        """``seconds`` from now, but never past ``outer`` (the enclosing budget, which is returned
+        itself when it ends first); None when neither bounds the work."""
+        if seconds is None:
+            return outer
+        deadline = time.monotonic() + max(seconds, 0.0)
+        if outer is not None and outer.deadline <= deadline:
+            return outer
+        return cls(deadline)
+
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
     def spent(self) -> bool:
         return time.monotonic() >= self.deadline
+
+    def check(self, where: str) -> None:
+        """Raise :class:`BudgetExceeded` once the budget is spent (``where``: what was running)."""
+        if time.monotonic() >= self.deadline:
+            raise BudgetExceeded(where)
 
 
 _local = threading.local()
@@ -59,11 +85,7 @@ def budget_scope(seconds: float | None) -> Iterator[Budget | None]:
     """Run the block under a budget of ``seconds`` from now (None: unbounded); scopes nest, the
     tighter deadline wins."""
     outer = current_budget()
-    budget = outer
-    if seconds is not None:
-        deadline = time.monotonic() + max(seconds, 0.0)
-        if outer is None or deadline < outer.deadline:
-            budget = Budget(deadline)
+    budget = Budget.within(seconds, outer)
     _local.budget = budget
     try:
         yield budget
@@ -86,5 +108,5 @@ def exceeded_on_thread() -> int:
 def check_budget(where: str) -> None:
     """Raise :class:`BudgetExceeded` when this thread's review has no time left."""
     budget: Budget | None = getattr(_local, "budget", None)
-    if budget is not None and time.monotonic() >= budget.deadline:
-        raise BudgetExceeded(where)
+    if budget is not None:
+        budget.check(where)

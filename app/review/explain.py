@@ -11,7 +11,6 @@ only in the asking namespace (no leak across tenants).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,19 +126,19 @@ def explain_claim(
     origin: str = "",
     base: Path | None = None,
     held: HeldClaim | None = None,
-    deadline_seconds: float | None = None,
+    budget: Budget | None = None,
 ) -> ClaimAnswer:
-    """The claim's answer overall and per node class, ever and now."""
+    """The claim's answer overall and per node class, ever and now; every search under ``budget``."""
     base = base if base is not None else Path.root("spec")
     answer = ClaimAnswer(name, origin or f'claim "{name}"', _state(held))
     if held is not None and held.allocation is not None:
         answer.ever = answer.now = True
         return answer
-    ever_notes = check_claim_spec(spec, inventory, base=base, deadline_seconds=deadline_seconds)
+    ever_notes = check_claim_spec(spec, inventory, base=base, budget=budget)
     answer.ever = _verdict(ever_notes)
     now_notes = capacity_in_use(spec, inventory, base=base, ever=ever_notes, namespace=namespace,
-                                deadline_seconds=deadline_seconds) if answer.ever else []
-    answer.now = False if now_notes else answer.ever
+                                budget=budget) if answer.ever else []
+    answer.now = None if any(n.fail_open for n in now_notes) else False if now_notes else answer.ever
     answer.notes = [*ever_notes, *now_notes]
     now = inventory.held_view()
     now_groups = {g.nodes: g for g in now.groups}
@@ -148,7 +147,7 @@ def explain_claim(
     for group in inventory.groups:
         key = ("ever", group.signature)
         if key not in memo:
-            notes = check_claim_spec(spec, _only(inventory, group), base=base, deadline_seconds=deadline_seconds)
+            notes = check_claim_spec(spec, _only(inventory, group), base=base, budget=budget)
             memo[key] = (_verdict(notes), _first_reason(notes))
         ever, reason = memo[key]
         now_group = now_groups.get(group.nodes)
@@ -158,7 +157,7 @@ def explain_claim(
         if now_group is not None and ever:
             nkey = ("now", now_group.signature)
             if nkey not in memo:
-                notes = check_claim_spec(spec, _only(now, now_group), base=base, deadline_seconds=deadline_seconds)
+                notes = check_claim_spec(spec, _only(now, now_group), base=base, budget=budget)
                 memo[nkey] = (_verdict(notes), _first_reason(notes))
             now_ok, now_reason = memo[nkey]
             if now_ok is False:
@@ -225,10 +224,11 @@ def explain_object(
     inventory: Inventory,
     objects: Mapping[tuple[str, str, str], Any],
     *,
-    deadline_seconds: float | None = None,
+    budget: Budget | None = None,
 ) -> Explanation | None:
     """The explanation of ``kind`` (``Pod`` or ``ResourceClaim``) ``namespace/name``, or None when it
-    is not known (neither in the inventory's claims nor among ``objects`` fetched by name)."""
+    is not known (neither in the inventory's claims nor among ``objects`` fetched by name).
+    ``budget`` (the command's one) bounds every search the explanation makes."""
     if kind == "ResourceClaim":
         held = _claim_of((kind, namespace, name), inventory, objects)
         if held is None:
@@ -237,8 +237,7 @@ def explain_object(
         if held.spec is None:
             exp.gaps.append("the claim's spec could not be read")
             return exp
-        answer = explain_claim(held.spec, inventory, namespace=namespace, name=name, held=held,
-                               deadline_seconds=deadline_seconds)
+        answer = explain_claim(held.spec, inventory, namespace=namespace, name=name, held=held, budget=budget)
         exp.state, exp.ever, exp.now, exp.claims = answer.state, answer.ever, answer.now, [answer]
         return exp
     pod = objects.get(("Pod", namespace, name))
@@ -256,21 +255,21 @@ def explain_object(
             origin = f'pod claim "{pod_claim}" (claim {claim_name})'
             resolved.append((index, pod_claim, held.spec, origin, held, not template))
             answers.append(explain_claim(held.spec, inventory, namespace=namespace, name=claim_name, origin=origin,
-                                         held=held, deadline_seconds=deadline_seconds))
+                                         held=held, budget=budget))
             continue
         spec = inventory.cluster.templates.get((namespace, template)) if template else None
         if isinstance(spec, ResourceClaimSpec):
             origin = f'pod claim "{pod_claim}" (template {template}; its claim is not created yet)'
             resolved.append((index, pod_claim, spec, origin, None, False))
             answers.append(explain_claim(spec, inventory, namespace=namespace, name=pod_claim, origin=origin,
-                                         base=Path.root("spec", "spec"), deadline_seconds=deadline_seconds))
+                                         base=Path.root("spec", "spec"), budget=budget))
             continue
         missing = f"claim {claim_name}" if claim_name else f"template {template}"
         exp.gaps.append(f'pod claim "{pod_claim}": {missing} not found in namespace {namespace}')
     exp.claims = answers
     request = _pod_request(pod, resolved) if not exp.gaps and resolved else None
     if request is not None:
-        exp.ever, exp.now, exp.classes, exp.notes = _pod_classes(request, inventory, namespace, deadline_seconds)
+        exp.ever, exp.now, exp.classes, exp.notes = _pod_classes(request, inventory, namespace, budget)
         return exp
     verdicts = [a.ever for a in answers]
     exp.ever = False if False in verdicts else None if None in verdicts or exp.gaps else True
@@ -307,14 +306,11 @@ def _pod_request(pod: Mapping[str, Any], resolved: Sequence[tuple[int, str, Reso
     return PodRequest(claims=claims, placement=placement)
 
 
-def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, deadline_seconds: float | None) -> tuple[bool | None, bool | None, list[ClassRow], list[Note]]:
+def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, budget: Budget | None) -> tuple[bool | None, bool | None, list[ClassRow], list[Note]]:
     """Per class of nodes, the pod's verdict ever and now (the engine's joint search over all of its
     claims, every class evaluated), with the holders where only today's allocations are in the way."""
-    def budget() -> Budget | None:
-        return Budget(time.monotonic() + deadline_seconds) if deadline_seconds is not None else None
-
-    ever = check_pod(request, inventory, budget=budget(), every_class=True)
-    now = check_pod(request, inventory, budget=budget(), every_class=True, now=True)
+    ever = check_pod(request, inventory, budget=budget, every_class=True)
+    now = check_pod(request, inventory, budget=budget, every_class=True, now=True)
     now_by = {c.nodes: c for c in now.per_class}
     rows: list[ClassRow] = []
     plans = [alt for c in request.claims if c.allocation is None for p in plan_claim(c.spec, c.path) for alt in p.alternatives[:1]]
@@ -330,5 +326,5 @@ def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, dead
             if short is not None:
                 held = holders_phrase(short)
         rows.append(ClassRow(cls.label, cls.nodes, cls.ok, now_ok if cls.ok else cls.ok, reason, held))
-    notes = [*ever.notes, *pod_capacity_in_use(request, inventory, ever, namespace=namespace, budget=budget())]
+    notes = [*ever.notes, *pod_capacity_in_use(request, inventory, ever, namespace=namespace, budget=budget)]
     return ever.satisfiable, (False if now.satisfiable is False and ever.satisfiable else ever.satisfiable and now.satisfiable), rows, notes

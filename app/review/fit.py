@@ -9,7 +9,6 @@ tolerations: tainted nodes do not count).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,8 +23,11 @@ __all__ = ["fit_object"]
 _MAX_COPIES = 10_000
 
 
-def fit_object(obj: Mapping[str, Any], inventory: Inventory, *, deadline_seconds: float | None = None) -> dict[str, Any]:
-    """``{"object": ..., "now": {"fit", "exact"}, "ever": {...}, "notes": [...]}`` for a claim or template."""
+def fit_object(obj: Mapping[str, Any], inventory: Inventory, *, budget: Budget | None = None) -> dict[str, Any]:
+    """``{"object": ..., "now": {"fit", "exact"}, "ever": {...}, "notes": [...]}`` for a claim or template.
+
+    ``budget`` (the command's one) bounds both counts; a count it cuts short has ``fit`` None
+    ("unknown") and its note says why."""
     kind = str(obj.get("kind", ""))
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     label = f"{kind} {meta.get('name', '') if isinstance(meta, Mapping) else ''}".strip()
@@ -44,8 +46,8 @@ def fit_object(obj: Mapping[str, Any], inventory: Inventory, *, deadline_seconds
     limit = min(_MAX_COPIES, len(inventory.devices) + 1)
     out: dict[str, Any] = {"object": label, "notes": []}
     for key, now in (("now", True), ("ever", False)):
-        budget = Budget(time.monotonic() + deadline_seconds) if deadline_seconds is not None else None
         got = count_replicas(request, inventory, limit, budget=budget, now=now)
-        out[key] = {"fit": got.fit, "exact": got.exact}
+        cut = any(n.fail_open for n in got.notes)
+        out[key] = {"fit": None} if cut else {"fit": got.fit, "exact": got.exact}
         out["notes"].extend(f"{key}: {n.message}" for n in got.notes)
     return out

@@ -18,7 +18,6 @@ Namespace objects supply namespace labels for the admin-access rule.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ from ..k8s import (
     INVENTORY_KINDS,
     V1,
     V1BETA2,
+    Budget,
     BudgetExceeded,
     DeviceClass,
     Document,
@@ -63,6 +63,7 @@ from ..satisfy import (
     check_claim_spec,
     check_pod,
     count_replicas,
+    now_not_checked,
     pod_capacity_in_use,
     sound_for_target,
 )
@@ -150,6 +151,8 @@ class ReviewOptions:
     """Reasons that deny at the webhook (admission only; lint reports errors as errors)."""
     mutate: bool = True
     deadline_seconds: float | None = None
+    """How long one object's satisfiability checks may take (None: unbounded): each review makes
+    one :class:`Budget` of it (:func:`_review_budget`) that every search of that object shares."""
     admission: bool = False
     show_mutations: bool = False
     target: Target = DEFAULT_TARGET  # Kubernetes version + feature gates to answer for
@@ -364,6 +367,13 @@ def _claim_spec_and_base(model: Any) -> tuple[Any, Path] | None:
     return None
 
 
+def _review_budget(options: ReviewOptions) -> Budget | None:
+    """The one budget of an object's satisfiability checks — claim or pod search, "now", replica
+    count — made when they start: ``options.deadline_seconds`` from now, never past the door's
+    own budget (the webhook's request; :func:`~app.k8s.budget_scope`)."""
+    return Budget.within(options.deadline_seconds, current_budget())
+
+
 def _satisfiability(
     checked: _Checked,
     inventory: Inventory | None,
@@ -385,19 +395,20 @@ def _satisfiability(
         return
     if inventory is None:
         return
+    budget = _review_budget(options)
     try:
-        notes = check_claim_spec(
-            spec, inventory, base=base, deadline_seconds=options.deadline_seconds, strict=options.strict
-        )
+        notes = check_claim_spec(spec, inventory, base=base, budget=budget, strict=options.strict)
     except BudgetExceeded as exc:  # the other findings stand; satisfiability stays undecided, loudly
         notes = [Note(Reason.SATISFIABILITY_UNKNOWN,
                       f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                       None, Severity.WARNING, fail_open=exc.where)]
     notes = sound_for_target(notes, spec, options.target)
     if not _allocated(doc, ref, inventory):
-        with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
+        try:  # "not now" is only a hint: without time for it, an info note marked fail_open
             notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=ref.namespace or "default",
-                                     deadline_seconds=options.deadline_seconds)
+                                     budget=budget)
+        except BudgetExceeded as exc:
+            notes.append(now_not_checked(exc.where))
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
 
 
@@ -422,8 +433,11 @@ def _mutation(checked: _Checked, inventory: Inventory | None, options: ReviewOpt
         return
     try:
         patch, descriptions = default_fill_patch(checked.model.spec, checked.doc.obj, inventory)
-    except BudgetExceeded:
-        return  # no time to prove every device agrees on a default: fill nothing (never a wrong patch)
+    except BudgetExceeded as exc:  # no time to prove every device agrees on a default: fill nothing (never a wrong patch)
+        checked.review.findings.append(Finding.for_object(
+            checked.ref, Severity.INFO, Reason.BUDGET_EXCEEDED,
+            f"no capacity defaults filled: the review's time budget ran out ({exc.where})", fail_open=exc.where))
+        return
     checked.review.patch = patch
     checked.review.patch_descriptions = descriptions
 
@@ -628,7 +642,7 @@ def _workload_satisfiability(
     if inventory_problem:
         return [Finding.for_object(ref, Severity.WARNING, Reason.SATISFIABILITY_UNKNOWN,
                                    f"satisfiability not checked: {inventory_problem}", "", *_at(doc, None))]
-    budget = current_budget()
+    budget = _review_budget(options)
     answers: list[tuple[PodTemplateReview, PodVerdict, list[Note]]] = []
     for t in checkable:
         request = pod_request(t)
@@ -649,9 +663,11 @@ def _workload_satisfiability(
                                        None, Severity.WARNING, fail_open=exc.where)], None)
         notes = list(verdict.notes)
         if workload.is_pod and not t.unknown and not t.unresolved and _pending(doc):
-            with contextlib.suppress(BudgetExceeded):  # "not now" is only a hint: without time for it, say nothing
+            try:  # "not now" is only a hint: without time for it, an info note marked fail_open
                 notes += pod_capacity_in_use(request, inventory, verdict, namespace=ref.namespace or "default",
                                              budget=budget, target=options.target)
+            except BudgetExceeded as exc:
+                notes.append(now_not_checked(exc.where))
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
                               f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "
@@ -719,7 +735,7 @@ def _daemonset_nodes(verdict: PodVerdict) -> list[Note]:
     would make the count a lower bound, which the contract has no word for).
     """
     eligible = [c for c in verdict.per_class if c.eligible]
-    if not eligible or any(c.ok is None for c in eligible):
+    if not eligible or any(c.ok is None for c in eligible) or any(n.fail_open for n in verdict.notes):
         return []
     never = [c for c in eligible if c.ok is False]
     if not never:

@@ -10,7 +10,14 @@ per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 
 from .check import SEARCH_DEADLINE, check_claim_spec
 from .defaults import DefaultFill, policy_defaults
-from .now import HeldFigures, capacity_in_use, held_figures, holders_phrase, pod_capacity_in_use
+from .now import (
+    HeldFigures,
+    capacity_in_use,
+    held_figures,
+    holders_phrase,
+    now_not_checked,
+    pod_capacity_in_use,
+)
 from .plan import Alternative, RequestPlan, plan_claim
 from .pod import (
     ClassVerdict,
@@ -49,6 +56,7 @@ __all__ = [
     "count_replicas",
     "held_figures",
     "holders_phrase",
+    "now_not_checked",
     "plan_claim",
     "pod_capacity_in_use",
     "policy_defaults",

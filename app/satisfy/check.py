@@ -13,11 +13,10 @@ pool layout have the same answer, so 1,000 nodes of the same hardware are search
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Sequence
 
 from ..inventory import DeviceRecord, Inventory, NodeGroup
-from ..k8s import Note, Path, Reason, ResourceClaimSpec, Severity
+from ..k8s import Budget, Note, Path, Reason, ResourceClaimSpec, Severity
 from .candidates import Candidates, Status, candidates_for, candidates_key
 from .constraints import ConstraintState, build_constraints, in_scope, lookup_attribute
 from .doubts import find_doubts
@@ -32,8 +31,9 @@ SEARCH_UNDECIDED = "could not decide whether the claim can be allocated"
 """The start of the SatisfiabilityUnknown message of a search cut short (for people; machines read
 the note's ``fail_open``)."""
 SEARCH_DEADLINE = "satisfiability search deadline"
-"""The ``fail_open`` mark of the note a search cut short by its deadline carries, so callers (the
-answer cache, the webhook's metrics) recognise it by a field, not by parsing the message."""
+"""The ``fail_open`` mark of the note a search cut short carries (the review's :class:`Budget`
+spent, too many pool orders, too deep), so callers (the answer cache, the webhook's metrics)
+recognise it by a field, not by parsing the message."""
 
 _MAX_POOL_ORDERS = 24
 
@@ -213,7 +213,7 @@ def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[Dev
     return orders, True
 
 
-def _search_on(claim: Problem, group: NodeGroup, deadline: float | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
+def _search_on(claim: Problem, group: NodeGroup, budget: Budget | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
     """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
     inventory = claim.inventory
     devices = [inventory.devices[i] for i in group.devices]
@@ -224,13 +224,13 @@ def _search_on(claim: Problem, group: NodeGroup, deadline: float | None, held: H
     faithful = has_error or not claim.exact_distinct
     if not faithful:
         keys = {d.index: claim.profile_key(d) for d in devices}
-        out = search_group(inventory, claim.plans, claim.cands, devices, claim.constraints(), deadline=deadline, prune=True,
+        out = search_group(inventory, claim.plans, claim.cands, devices, claim.constraints(), budget=budget, prune=True,
                            keys=keys, held=held)
         return out, True
     orders, complete = _pool_orders(devices, _MAX_POOL_ORDERS)
     outcomes: list[Outcome] = []
     for order in orders:
-        out = search_group(inventory, claim.plans, claim.cands, order, claim.constraints(), deadline=deadline, prune=False,
+        out = search_group(inventory, claim.plans, claim.cands, order, claim.constraints(), budget=budget, prune=False,
                            held=held)
         if out.kind in (OutcomeKind.OK, OutcomeKind.DEADLINE):
             return out, True
@@ -267,30 +267,32 @@ def _error_note(out: Outcome, severity: Severity) -> Note:
 
 
 def check_claim_spec(
-    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, deadline_seconds: float | None = None, strict: bool = False
+    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, budget: Budget | None = None, strict: bool = False
 ) -> list[Note]:
     """Satisfiability notes for one claim spec (``base`` is ``spec`` or ``spec.spec``).
 
+    ``budget`` bounds the search (None: unbounded); once it is spent the answer is a
+    ``SatisfiabilityUnknown`` note marked ``fail_open`` = :data:`SEARCH_DEADLINE`.
     The answer depends only on the spec and the snapshot, so it is remembered on the snapshot
     (a bounded LRU: see :class:`~app.inventory.cache.BoundedCache`) — the webhook sees the same
-    few claim specs over and over.  An answer cut short by the deadline is not remembered.
+    few claim specs over and over.  An answer cut short is not remembered.
     """
     try:  # opaque driver config never changes an allocation, and may nest 10,000 levels deep
         text = spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}})
     except ValueError:
-        return _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
+        return _check(spec, inventory, base=base, budget=budget, strict=strict)
     key = ("notes", text, str(base), strict)
     cached = inventory.cache.get(key)
     if isinstance(cached, tuple):
         return list(cached)
-    notes = _check(spec, inventory, base=base, deadline_seconds=deadline_seconds, strict=strict)
+    notes = _check(spec, inventory, base=base, budget=budget, strict=strict)
     if not any(n.fail_open for n in notes):  # the one way an answer says "cut short"
         inventory.cache.put(key, tuple(notes), weight=1 + len(text) // 256)
     return notes
 
 
 def _check(
-    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, deadline_seconds: float | None, strict: bool
+    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, budget: Budget | None, strict: bool
 ) -> list[Note]:
     plans = plan_claim(spec, base)
     if not plans:
@@ -298,7 +300,6 @@ def _check(
     notes = _class_notes(plans, inventory, strict)
     if notes:
         return notes
-    deadline = time.monotonic() + deadline_seconds if deadline_seconds is not None else None
     claim = Problem(spec, plans, inventory)
     for plan in plans:
         for alt in plan.alternatives:
@@ -319,11 +320,11 @@ def _check(
     results: list[tuple[NodeGroup, Outcome, bool]] = []
     found_ok = False
     for group, key in zip(inventory.groups, claim.class_keys(), strict=True):
-        if deadline is not None and time.monotonic() > deadline:
+        if budget is not None and budget.spent():
             results.append((group, Outcome(OutcomeKind.DEADLINE), True))
             break
         if key not in memo:
-            memo[key] = _search_on(claim, group, deadline)
+            memo[key] = _search_on(claim, group, budget)
         outcome, certain = memo[key]
         results.append((group, outcome, certain))
         if outcome.kind is OutcomeKind.OK:

@@ -65,28 +65,37 @@ def _class_doubts(alternatives: Sequence[Alternative], inventory: Inventory) -> 
     """Classes no usable, reachable device matches, and class devices no node reaches."""
     out: list[str] = []
     seen: set[str] = set()
-    reachable = set(inventory.reachable)
     for alt in alternatives:
         if alt.class_name in seen or alt.class_name not in inventory.classes:
             continue
         seen.add(alt.class_name)
-        bare = _class_only(alt, inventory)
-        matched = [d for d in inventory.devices if bare.entry(d).status in _CLASS_MATCHED]
-        usable = [d for d in matched if inventory.pools[d.pool_key].usable]
-        if matched and not usable:
-            continue  # only in incomplete or invalid pools: the pool doubt says so
-        if not any(d.index in reachable for d in usable):
-            if usable:
-                out.append(
-                    f"the devices of class {alt.class_name} ({usable[0].where}…) are reachable from no known node "
-                    "(node not registered yet?)"
-                )
-            else:
-                out.append(
-                    f"no device of class {alt.class_name} is in the inventory yet (driver rolling out, or a node "
-                    "pool scaled to zero?)"
-                )
+        key = ("class-doubt", alt.class_name)
+        hit = inventory.cache.get(key)
+        if not isinstance(hit, tuple):
+            # a fact of the class and the snapshot, not of the claim: once per snapshot (it walks
+            # every device, which the rare unsatisfiable claim should not pay each time)
+            hit = (_one_class_doubt(alt, inventory),)
+            inventory.cache.put(key, hit)
+        if hit[0] is not None:
+            out.append(hit[0])
     return out
+
+
+def _one_class_doubt(alt: Alternative, inventory: Inventory) -> str | None:
+    """Why devices of ``alt``'s class may still appear (None: the class's devices are known)."""
+    reachable = set(inventory.reachable)
+    bare = _class_only(alt, inventory)
+    matched = [d for d in inventory.devices if bare.entry(d).status in _CLASS_MATCHED]
+    usable = [d for d in matched if inventory.pools[d.pool_key].usable]
+    if matched and not usable:
+        return None  # only in incomplete or invalid pools: the pool doubt says so
+    if not any(d.index in reachable for d in usable):
+        if usable:
+            return (f"the devices of class {alt.class_name} ({usable[0].where}…) are reachable from no known node "
+                    "(node not registered yet?)")
+        return (f"no device of class {alt.class_name} is in the inventory yet (driver rolling out, or a node "
+                "pool scaled to zero?)")
+    return None
 
 
 def find_doubts(plans: Sequence[RequestPlan], inventory: Inventory) -> list[str]:

@@ -28,7 +28,7 @@ from .plan import Alternative, plan_claim
 from .pod import PodClaim, PodRequest, PodVerdict
 from .podcheck import check_pod
 
-__all__ = ["HeldFigures", "capacity_in_use", "held_figures", "holders_phrase", "pod_capacity_in_use"]
+__all__ = ["HeldFigures", "capacity_in_use", "held_figures", "holders_phrase", "now_not_checked", "pod_capacity_in_use"]
 
 _NAMES_SHOWN = 5
 _NOT_DECIDED = frozenset({Reason.UNSATISFIABLE, Reason.SATISFIABILITY_UNKNOWN, Reason.SELECTOR_RUNTIME_ERROR,
@@ -159,6 +159,14 @@ def _message(fig: HeldFigures) -> str:
     return f"{text} ({holders})" if holders else text
 
 
+def now_not_checked(where: str) -> Note:
+    """What a "now" check cut short says (``where``: what stopped it).  "Not now" is only a hint,
+    so this never warns; but an answer without it is incomplete, and says so the one way every
+    answer does: ``fail_open`` (an answer memo must not keep it, a metric counts it)."""
+    return Note(Reason.SATISFIABILITY_UNKNOWN, f"not checked against today's allocations: {where}", None, Severity.INFO,
+                fail_open=where)
+
+
 def capacity_in_use(
     spec: ResourceClaimSpec,
     inventory: Inventory,
@@ -166,16 +174,20 @@ def capacity_in_use(
     base: Path,
     ever: Sequence[Note],
     namespace: str,
-    deadline_seconds: float | None = None,
+    budget: Budget | None = None,
 ) -> list[Note]:
     """``CapacityInUse`` (warning) when ``ever`` (the claim's notes with every device free) says it
-    fits and the same search on today's snapshot says it does not; else nothing."""
+    fits and the same search on today's snapshot says it does not; else nothing.  ``budget`` is
+    the review's (the one ``ever`` was searched under): with none left, nothing is said."""
     state = inventory.cluster
     if not state.known or state.allocations.empty or any(n.reason in _NOT_DECIDED for n in ever):
         return []
-    now_notes = check_claim_spec(spec, inventory.held_view(), base=base, deadline_seconds=deadline_seconds)
+    now_notes = check_claim_spec(spec, inventory.held_view(), base=base, budget=budget)
+    cut = next((n.fail_open for n in now_notes if n.fail_open), "")
+    if cut:
+        return [now_not_checked(cut)]
     if not any(n.reason == Reason.UNSATISFIABLE for n in now_notes):
-        return []  # fits now, or cannot tell (deadline): no warning either way
+        return []  # fits now
     figures: list[HeldFigures] = []
     for plan in plan_claim(spec, base):
         figs = [held_figures(alt, inventory, namespace) for alt in plan.alternatives]
@@ -215,6 +227,9 @@ def pod_capacity_in_use(
     if any(n.reason in _NOT_DECIDED for n in ever.notes):
         return []
     now = check_pod(request, inventory, budget=budget, target=target, now=True)
+    cut = next((n.fail_open for n in now.notes if n.fail_open), "")
+    if cut:
+        return [now_not_checked(cut)]
     if now.satisfiable is not False:
         return []
     all_figs: list[tuple[PodClaim, HeldFigures]] = []

@@ -109,7 +109,9 @@ class PodVerdict:
 @dataclass(frozen=True, slots=True)
 class ReplicaCount:
     """How many replicas hold their claims at once as the scheduler places them.  ``exact``
-    False means ``fit`` is an upper bound ("at most"); ``notes`` explain the count."""
+    False means ``fit`` is an upper bound ("at most"); ``notes`` explain the count.  A count the
+    budget cut short says so the one way every answer does — a note marked ``fail_open`` — and
+    its ``fit`` (what was placed before) is no answer."""
 
     fit: int
     exact: bool

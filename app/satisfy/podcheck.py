@@ -12,7 +12,6 @@ doubt about the inventory (:mod:`.doubts`) make the answer unknown, never a deni
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -58,6 +57,8 @@ class PodProblem:
         self.filter = PlacementFilter(request.placement, [c.allocation for c in self.allocated if c.allocation])
         self.mapping = resource_classes(inventory, target)
         self._variants: dict[frozenset[str], tuple[Problem, tuple[PodClaim, ...]]] = {}
+        self._claims_text = _claims_key(request)
+        self._memos: dict[int, dict[object, object]] = {}
 
     def variant(self, device_plugin: frozenset[str]) -> tuple[Problem, tuple[PodClaim, ...]]:
         """The problem on nodes where ``device_plugin`` resources come from device plugins."""
@@ -70,7 +71,26 @@ class PodProblem:
                 path = self.request.spec_path.child("containers")
                 claims.append(PodClaim(IMPLICIT_NAME, spec, f"extended resources {', '.join(names)}", path))
             got = self._variants[relevant] = (self._problem(claims), tuple(claims))
+            self._memos[id(got[0])] = self._shared_memo(relevant)
         return got
+
+    def _shared_memo(self, relevant: frozenset[str]) -> dict[object, object]:
+        """Answers per class key for one variant's problem — search outcome and reason — kept on
+        the snapshot's bounded cache, so the next pod with the same claims (whatever its
+        placement: filters only choose which classes are asked) skips every class searched before."""
+        if self._claims_text is None:
+            return {}
+        key = ("podclasses", self._claims_text, tuple(sorted(relevant)))
+        hit = self.inventory.cache.get(key)
+        if isinstance(hit, dict):
+            return hit
+        memo: dict[object, object] = {}
+        self.inventory.cache.put(key, memo, weight=1 + len(self._claims_text) // 256 + len(self.inventory.groups) // 64)
+        return memo
+
+    def memo(self, problem: Problem) -> dict[object, object]:
+        """The shared answers of ``problem`` (one of :meth:`variant`'s)."""
+        return self._memos[id(problem)]
 
     def variants(self) -> list[tuple[Problem, tuple[PodClaim, ...]]]:
         """The problems built so far (one per set of device-plugin resources met)."""
@@ -165,19 +185,64 @@ def _phrase(claim: PodClaim) -> str:
     return f'claim "{claim.name}" ({claim.origin})' if claim.origin else f'claim "{claim.name}"'
 
 
-def search_candidate(cand: Candidate, held: Held, deadline: float | None, memo: dict[object, tuple[Outcome, bool]]) -> tuple[Outcome, bool]:
-    """The outcome on one candidate, remembered per class key when nothing is held in the group."""
+def _class_memo_key(cand: Candidate, held: Held) -> object:
+    """Equal keys mean equal answers — outcome and reason — for the pod's problem on a group: the
+    problem and the group's class key (its profiles in their pool layout).  None when something is
+    held: what is held differs per group, so nothing is shared."""
+    if not held.empty:
+        return None
+    return cand.problem.class_keys()[cand.position]
+
+
+def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, object]) -> tuple[Outcome, bool]:
+    """The outcome on one candidate, remembered per class key when nothing is held in the group
+    (``memo`` is the problem's, :meth:`PodProblem.memo`); an outcome the budget cut short is not."""
     group = cand.group
-    key: object = None
-    if held.empty:
-        keys = cand.problem.class_keys()
-        key = (id(cand.problem), keys[cand.position])
-    if key is not None and key in memo:
-        return memo[key]
-    got = _search_on(cand.problem, group, deadline, held)
+    key = _class_memo_key(cand, held)
     if key is not None:
-        memo[key] = got
+        hit = memo.get(("search", key))
+        if isinstance(hit, tuple):
+            return hit
+    got = _search_on(cand.problem, group, budget, held)
+    if key is not None and got[0].kind is not OutcomeKind.DEADLINE:
+        memo[("search", key)] = got
     return got
+
+
+def _claims_key(request: PodRequest) -> str | None:
+    """The pod's claims and containers as text (what a variant's problem is built from, and the
+    origins its reasons name) — not its placement.  None when a spec cannot be written out."""
+    try:
+        claims = [(c.name, c.origin, str(c.path), c.shared, c.key,
+                   c.spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}}),
+                   c.allocation.model_dump_json(by_alias=True) if c.allocation is not None else "")
+                  for c in request.claims]
+    except ValueError:
+        return None
+    containers = [(c.name, c.index, sorted((k, str(q)) for k, q in c.requests.items()), c.init, c.restart_always,
+                   str(c.path)) for c in request.containers]
+    return repr((claims, containers, str(request.spec_path)))
+
+
+def _request_key(request: PodRequest) -> str | None:
+    """The pod's question as text: everything of ``request`` the verdict reads (claim specs
+    without their opaque driver config, allocations, origins and paths — they are in the
+    messages — containers' extended resources and placement).  None when a spec cannot be
+    written out (nested too deep), and then nothing is remembered."""
+    try:
+        claims = [(c.name, c.origin, str(c.path), c.shared, c.key,
+                   c.spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}}),
+                   c.allocation.model_dump_json(by_alias=True) if c.allocation is not None else "")
+                  for c in request.claims]
+        place = request.placement
+        placement = (place.node_name, sorted(place.node_selector.items()),
+                     place.affinity.model_dump_json(by_alias=True) if place.affinity is not None else "",
+                     [t.model_dump_json(by_alias=True) for t in place.tolerations])
+    except ValueError:
+        return None
+    containers = [(c.name, c.index, sorted((k, str(q)) for k, q in c.requests.items()), c.init, c.restart_always,
+                   str(c.path)) for c in request.containers]
+    return repr((claims, containers, placement, str(request.spec_path)))
 
 
 def check_pod(
@@ -190,7 +255,30 @@ def check_pod(
     only the pod's own allocated claims hold devices.  ``budget`` bounds the work: a search cut
     short says so with the ``fail_open`` mark :data:`SEARCH_DEADLINE`.  ``every_class`` decides
     every node class (``draguard explain``, DaemonSets) instead of stopping at the first that fits.
+
+    The verdict depends only on the request and the snapshot's devices, so — like a claim's
+    answer — it is remembered on the snapshot (its bounded LRU): a Deployment's replicas, the
+    audit's namespaces and a webhook's retries ask the same question over and over.  Not
+    remembered: answers cut short by the budget, and "now" answers (they read the cluster's
+    allocations, which a snapshot shares its cache across).
     """
+    text = None if now else _request_key(request)
+    key = ("pod", text, strict, every_class, target.version, tuple(sorted(target.overrides.items())))
+    if text is not None:
+        cached = inventory.cache.get(key)
+        if isinstance(cached, PodVerdict):
+            return PodVerdict(list(cached.notes), cached.satisfiable, cached.per_class)
+    verdict = _check_pod(request, inventory, budget=budget, strict=strict, target=target, now=now, every_class=every_class)
+    if text is not None and not any(n.fail_open for n in verdict.notes):
+        inventory.cache.put(key, PodVerdict(list(verdict.notes), verdict.satisfiable, verdict.per_class),
+                            weight=1 + len(text) // 256 + len(verdict.per_class) // 4)
+    return verdict
+
+
+def _check_pod(
+    request: PodRequest, inventory: Inventory, *, budget: Budget | None, strict: bool,
+    target: Target, now: bool, every_class: bool,
+) -> PodVerdict:
     pod = PodProblem(request, inventory, target)
     if not request.claims and not request.containers:
         return PodVerdict([], None)
@@ -204,15 +292,14 @@ def check_pod(
         return PodVerdict([], None)
     excluded: list[tuple[NodeGroup, str]] = []
     held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
-    deadline = budget.deadline if budget is not None else None
-    memo: dict[object, tuple[Outcome, bool]] = {}
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
     for cand in pod.walk(excluded):
-        if deadline is not None and time.monotonic() > deadline:
+        if budget is not None and budget.spent():
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
-        outcome, certain = search_candidate(cand, held, deadline, memo)
+        memo = pod.memo(cand.problem)
+        outcome, certain = search_candidate(cand, held, budget, memo)
         results.append((cand, outcome, certain))
         label = _label(cand.nodes, cand.group)
         if outcome.kind is OutcomeKind.OK:
@@ -221,15 +308,26 @@ def check_pod(
             if not cand.transient and not every_class:
                 break
             continue
-        reason = class_reason(cand, outcome, held, deadline, _phrase) if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else outcome.kind
+        if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL):
+            # one sentence per class of alike groups, not per group: cost follows profiles, not nodes
+            rkey = _class_memo_key(cand, held)
+            hit = memo.get(("reason", rkey)) if rkey is not None else None
+            if isinstance(hit, str):
+                reason = hit
+            else:
+                reason = class_reason(cand, outcome, held, budget, _phrase)
+                if rkey is not None and not (budget is not None and budget.spent()):
+                    memo[("reason", rkey)] = reason
+        else:
+            reason = outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))
     per_class[:0] = [ClassVerdict(group.label, group.nodes, False, why, eligible=False) for group, why in excluded]
-    return _verdict(request, inventory, results, excluded, per_class)
+    return _verdict(request, inventory, results, excluded, per_class, every_class)
 
 
 def _verdict(
     request: PodRequest, inventory: Inventory, results: list[tuple[Candidate, Outcome, bool]],
-    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict],
+    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict], every_class: bool = False,
 ) -> PodVerdict:
     from .check import _error_note, error_blocks
 
@@ -245,6 +343,9 @@ def _verdict(
         if ok.group.potential:
             notes.append(Note(Reason.SATISFIABLE_ON_SCALE_UP, "no existing node can run the pod now; a node the autoscaler "
                               f"can create ({_label(ok.nodes, ok.group)}) could", None, Severity.INFO))
+        if every_class and any(o.kind is OutcomeKind.DEADLINE for _, o, _ in results):  # per_class is incomplete
+            notes.append(Note(Reason.SATISFIABILITY_UNKNOWN, "not every node class decided: the search deadline passed",
+                              None, Severity.INFO, fail_open=SEARCH_DEADLINE))
         return PodVerdict(notes, True, classes)
     if any(c for _, c in errors):
         return PodVerdict(notes, False, classes)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..inventory import Inventory, NodeGroup
-from ..k8s import Path
+from ..k8s import Budget, Path
 from .candidates import Status
 from .check import Problem, _search_on
 from .plan import Alternative, RequestPlan, plan_claim
@@ -77,7 +77,7 @@ def _stall_text(outcome: Outcome, plans: Sequence[RequestPlan]) -> str:
 
 
 def class_reason(
-    cand: Candidate, outcome: Outcome, held: Held, deadline: float | None, phrase: Callable[[PodClaim], str]
+    cand: Candidate, outcome: Outcome, held: Held, budget: Budget | None, phrase: Callable[[PodClaim], str]
 ) -> str:
     """One sentence for one failing class (see the module docstring)."""
     claims = cand.claims
@@ -92,7 +92,7 @@ def class_reason(
             lead = f"{', '.join(fitting)} {'fits' if len(fitting) == 1 else 'fit'}; " if fitting else ""
             return f"{lead}{phrase(claim)}: {short}"
         alone = Problem(claim.spec, plan_claim(claim.spec, Path()), inventory)
-        got, _ = _search_on(alone, cand.group, deadline, held)
+        got, _ = _search_on(alone, cand.group, budget, held)
         if got.kind is not OutcomeKind.OK:
             lead = f"{', '.join(fitting)} {'fits' if len(fitting) == 1 else 'fit'}; " if fitting else ""
             return f"{lead}{phrase(claim)}: {_stall_text(got, alone.plans)}"

@@ -17,12 +17,11 @@ Cost follows node classes: alike groups share their count.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections import Counter
 
 from ..inventory import Inventory
 from ..k8s import DEFAULT_TARGET, Budget, Note, Reason, Severity, Target
-from .check import _search_on
+from .check import SEARCH_DEADLINE, _search_on
 from .held import held_by
 from .pod import PodRequest, ReplicaCount
 from .podcheck import Candidate, PodProblem
@@ -73,20 +72,33 @@ def _devices_shared(inventory: Inventory) -> bool:
     return shared
 
 
-def _greedy(cand: Candidate, start: Held, limit: int, deadline: float | None) -> tuple[int, bool]:
-    """Pods placed one after another on this node group; False when cut short by the deadline."""
+_DECIDED = (OutcomeKind.OK, OutcomeKind.UNSAT, OutcomeKind.FATAL)
+"""What stops a replay with its count decided: every replica placed, or proof there is no room."""
+
+
+def _greedy(cand: Candidate, start: Held, limit: int, budget: Budget | None) -> tuple[int, OutcomeKind]:
+    """Pods placed one after another on this node group, and what stopped the replay: ``OK``
+    (``limit`` placed), ``UNSAT``/``FATAL`` (no room for one more), ``ERROR`` (a selector error:
+    undecided) or ``DEADLINE`` (cut short: the budget is spent)."""
     held, placed = start, 0
     while placed < limit:
-        if deadline is not None and time.monotonic() > deadline:
-            return placed, False
-        outcome, _ = _search_on(cand.problem, cand.group, deadline, held)
+        if budget is not None and budget.spent():
+            return placed, OutcomeKind.DEADLINE
+        outcome, _ = _search_on(cand.problem, cand.group, budget, held)
         if outcome.kind is not OutcomeKind.OK:
-            return placed, outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL)
+            return placed, outcome.kind
         placed += 1
         if not outcome.picks:
-            return limit, True  # the pod holds nothing here: every replica fits
+            return limit, OutcomeKind.OK  # the pod holds nothing here: every replica fits
         held = _hold(held, outcome)
-    return placed, True
+    return placed, OutcomeKind.OK
+
+
+def _cut_short(fit: int) -> ReplicaCount:
+    """A count the budget stopped: not made (what was placed so far is only a lower bound), said
+    the one way a cut-short answer is said — a note marked ``fail_open``."""
+    return ReplicaCount(fit, False, [Note(Reason.SATISFIABILITY_UNKNOWN, "replicas not counted: the search deadline passed",
+                                          None, Severity.WARNING, fail_open=SEARCH_DEADLINE)])
 
 
 def count_replicas(
@@ -94,17 +106,18 @@ def count_replicas(
     now: bool = False,
 ) -> ReplicaCount:
     """How many of ``replicas`` pods hold their claims at once (see the module docstring); ``now``
-    starts from the cluster's allocations instead of every device free."""
+    starts from the cluster's allocations instead of every device free.  ``budget`` bounds the
+    work: a replay it cuts short makes no count, only a ``SatisfiabilityUnknown`` note marked
+    ``fail_open`` (see :func:`_cut_short`)."""
     pod = PodProblem(request, inventory, target)
     candidates, _ = pod.candidates()
     real = [c for c in candidates if not c.transient]
     if not any(c.problem.plans for c in real) and not pod.pending:
         return ReplicaCount(replicas, True)
-    deadline = budget.deadline if budget is not None else None
     start = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
     exact = not _devices_shared(inventory) or all(n == 1 for n in Counter(i for c in real for i in c.group.devices).values())
     shared = any(c.shared for c in pod.pending)
-    memo: dict[object, tuple[int, bool]] = {}
+    memo: dict[object, tuple[int, OutcomeKind]] = {}
     per_group: list[int] = []
     total = 0
     for cand in real:
@@ -115,17 +128,22 @@ def count_replicas(
         if key is not None and key in memo:
             got = memo[key]
         else:
-            got = _greedy(cand, start, 1 if shared else replicas, deadline)  # shared: counted below
+            got = _greedy(cand, start, 1 if shared else replicas, budget)  # shared: counted below
             if key is not None:
                 memo[key] = got
-        n, decided = got
-        exact = exact and decided
+        n, stop = got
+        if stop is OutcomeKind.DEADLINE:
+            return _cut_short(total + n)
+        exact = exact and stop in _DECIDED
         per_group.append(n)
         total += n
         if not shared and total >= replicas:
             break  # every replica has a place: the count is exact whatever the other groups take
     if shared:
-        fit, exact = _shared_count(pod, request, inventory, real, start, replicas, deadline, target)
+        counted = _shared_count(pod, request, inventory, real, start, replicas, budget, target)
+        if counted is None:
+            return _cut_short(0)
+        fit, exact = counted
     else:
         fit = min(replicas, sum(per_group))
     return ReplicaCount(fit, exact, _notes(fit, replicas, exact, shared, now))
@@ -133,19 +151,21 @@ def count_replicas(
 
 def _shared_count(
     pod: PodProblem, request: PodRequest, inventory: Inventory, real: list[Candidate], start: Held, replicas: int,
-    deadline: float | None, target: Target,
-) -> tuple[int, bool]:
+    budget: Budget | None, target: Target,
+) -> tuple[int, bool] | None:
     """With a shared claim: the first pod allocates it on the node group it lands on (at random
     among the feasible ones); every later replica reuses that allocation — so it must run where
     the claim's devices are — and allocates only its own claims there.  Exact when every feasible
-    group gives the same count and the shared devices are local to the group."""
+    group gives the same count and the shared devices are local to the group.  None: cut short."""
     rest = PodProblem(dataclasses.replace(request, claims=tuple(c for c in request.claims if not (c.shared and c.allocation is None))),
                       inventory, target)
     rest_problem, rest_claims = rest.variant(frozenset())
     counts: list[int] = []
     local = True
     for cand in real:
-        first, _ = _search_on(cand.problem, cand.group, deadline, start)
+        first, _ = _search_on(cand.problem, cand.group, budget, start)
+        if first.kind is OutcomeKind.DEADLINE:
+            return None
         if first.kind is not OutcomeKind.OK:
             continue
         shared_idx = {i for i, c in enumerate(cand.claims) if c.shared}
@@ -153,7 +173,9 @@ def _shared_count(
             if alt.claim in shared_idx and sum(1 for g in inventory.groups if entry.dev.index in g.devices) > 1:
                 local = False
         later = Candidate(cand.group, cand.nodes, rest_problem, rest_claims)
-        n, _ = _greedy(later, _hold(start, first), replicas - 1, deadline)
+        n, stop = _greedy(later, _hold(start, first), replicas - 1, budget)
+        if stop is OutcomeKind.DEADLINE:
+            return None
         counts.append(1 + n)
     if not counts:
         return 0, True

@@ -17,13 +17,12 @@ pool, taints, constraints, and at most 32 devices per claim.
 from __future__ import annotations
 
 import enum
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..capacity import fits_on_top
 from ..inventory import DeviceRecord, Inventory, PoolKey
-from ..k8s import Format, Quantity, check_budget
+from ..k8s import Budget, Format, Quantity
 from .candidates import Candidates, Entry, Status
 from .constraints import ConstraintState
 from .plan import Alternative, RequestPlan
@@ -44,11 +43,11 @@ class OutcomeKind(enum.StrEnum):
     FATAL = "fatal"
     """A per-claim fatal condition (more than 32 devices, All mode over an unusable pool)."""
     DEADLINE = "deadline"
-    """Cut short (deadline, budget, too many pool orders): undecided."""
+    """Cut short (the review's budget spent, too many pool orders, too deep): undecided."""
 
 
 class SearchAbort(Exception):
-    """The search stops: a selector error was reached, a fatal condition, or the deadline."""
+    """The search stops: a selector error was reached, a fatal condition, or the budget is spent."""
 
     def __init__(self, kind: OutcomeKind, entry: Entry | None = None, detail: str = "", alt: Alternative | None = None) -> None:
         super().__init__(kind)
@@ -108,7 +107,7 @@ class _Search:
         cands: Mapping[int, Candidates],
         devices: Sequence[DeviceRecord],
         constraints: Sequence[ConstraintState],
-        deadline: float | None,
+        budget: Budget | None,
         prune: bool,
         keys: Mapping[int, object] | None,
         held: Held = NOTHING_HELD,
@@ -119,7 +118,7 @@ class _Search:
         self.cands = cands
         self.devices = devices
         self.constraints = constraints
-        self.deadline = deadline
+        self.budget = budget
         self.prune = prune
         self.used: set[int] = set(held.used)  # dedicated: held before, or picked in this call
         self.picked: dict[int, int] = {}  # device index -> number of picks in this call
@@ -175,10 +174,8 @@ class _Search:
 
     def _tick(self) -> None:
         self.steps += 1
-        if self.steps & 0xFF == 0:
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                raise SearchAbort(OutcomeKind.DEADLINE)
-            check_budget("the satisfiability search")
+        if self.steps & 0xFF == 0 and self.budget is not None and self.budget.spent():
+            raise SearchAbort(OutcomeKind.DEADLINE)
 
     # ------------------------------------------------------------------ device placement
     def _counters_ok(self, dev: DeviceRecord) -> bool:
@@ -534,7 +531,7 @@ def search_group(
     devices: Sequence[DeviceRecord],
     constraints: Sequence[ConstraintState],
     *,
-    deadline: float | None,
+    budget: Budget | None,
     prune: bool,
     keys: Mapping[int, object] | None = None,
     held: Held = NOTHING_HELD,
@@ -544,7 +541,7 @@ def search_group(
     With ``prune``, devices whose ``keys`` (how they behave for this claim) and current state
     are equal to one already tried for the same slot are skipped: they lead to the same answer.
     """
-    search = _Search(inventory, plans, cands, devices, constraints, deadline, prune, keys, held)
+    search = _Search(inventory, plans, cands, devices, constraints, budget, prune, keys, held)
     claim, least = search.claim_minimum()
     if least > MAX_DEVICES:
         return Outcome(OutcomeKind.FATAL, detail=f"the claim needs at least {least} devices; at most {MAX_DEVICES} are allowed",

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 from draguard.cel import compile_selector
 from draguard.cel import selector as cel_selector
 from draguard.inventory import build_inventory
-from draguard.k8s import BudgetExceeded, budget_scope, check_budget, current_budget
+from draguard.k8s import Budget, BudgetExceeded, budget_scope, check_budget, current_budget, decode_text
+from draguard.review import ReviewOptions, pipeline, review_documents
+from draguard.satisfy import SEARCH_DEADLINE
 from draguard.validation.device_selectors import unchecked_selector_notes
 from test_pipeline import admit, claim_asking
+from test_robustness import INVENTORY_OBJECTS
 
 ITEMS = "[" + ",".join(str(i) for i in range(45)) + "]"
 HEAVY = f"{ITEMS}.all(x, {ITEMS}.all(y, {ITEMS}.all(z, x + y + z >= 0)))"  # legal, ~2 s in cel-python
@@ -87,3 +91,92 @@ def _claim_with_selectors(n: int) -> object:
 def test_selectors_past_the_api_limit_are_never_compiled() -> None:
     assert len(unchecked_selector_notes(_claim_with_selectors(32))) == 32  # type: ignore[arg-type]
     assert unchecked_selector_notes(_claim_with_selectors(33)) == []  # type: ignore[arg-type]  # TooMany, no work
+
+
+POD_OF_CLAIM = """
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimName: c}]
+"""
+
+
+DEPLOYMENT_OF_CLAIM = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+      resourceClaims: [{name: gpu, resourceClaimName: c}]
+"""
+
+
+def _claim_and_pod(options: ReviewOptions) -> dict[str, list[tuple[str, str, str]]]:
+    """A batch of a 50Gi claim (the one GPU has 40Gi) and a Pod that uses it, on a fresh snapshot
+    (answers are remembered per snapshot, and a remembered proof needs no budget)."""
+    text = yaml.safe_dump(claim_asking("50Gi")) + "---\n" + POD_OF_CLAIM
+    review = review_documents(decode_text(text, "batch.yaml").documents, inventory=build_inventory(INVENTORY_OBJECTS),
+                              options=options)
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for obj in review.objects:
+        out[obj.ref.kind] = [(f.reason, f.severity.value, str(f.extra.get("fail_open", ""))) for f in obj.findings]
+    return out
+
+
+def test_the_deadline_option_bounds_the_claim_search_and_the_pod_search_alike() -> None:
+    spent = _claim_and_pod(ReviewOptions(deadline_seconds=0.0))
+    assert spent == {"ResourceClaim": [("SatisfiabilityUnknown", "warning", SEARCH_DEADLINE)],
+                     "Pod": [("SatisfiabilityUnknown", "warning", SEARCH_DEADLINE)]}
+    generous = _claim_and_pod(ReviewOptions(deadline_seconds=60.0))
+    assert generous == {"ResourceClaim": [("Unsatisfiable", "error", "")], "Pod": [("Unsatisfiable", "error", "")]}
+
+
+def test_every_search_of_one_review_shares_its_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The claim search and its "now" check, the pod search and its replica count: one object each
+    review, made from the deadline option and never past the door's scope."""
+    seen: dict[str, list[object]] = {}
+
+    def spy(name: str) -> None:
+        real = getattr(pipeline, name)
+
+        def recording(*args: object, **kw: object) -> object:
+            seen.setdefault(name, []).append(kw.get("budget"))
+            return real(*args, **kw)
+
+        monkeypatch.setattr(pipeline, name, recording)
+
+    for name in ("check_claim_spec", "capacity_in_use", "check_pod", "count_replicas"):
+        spy(name)
+    text = yaml.safe_dump(claim_asking("10Gi")) + "---\n" + DEPLOYMENT_OF_CLAIM
+    with budget_scope(30.0) as door:
+        review_documents(decode_text(text, "batch.yaml").documents, inventory=build_inventory(INVENTORY_OBJECTS),
+                         options=ReviewOptions(deadline_seconds=3600.0))
+    assert door is not None
+    claim_budgets = seen["check_claim_spec"] + seen["capacity_in_use"]
+    pod_budgets = seen["check_pod"] + seen["count_replicas"]
+    assert len(claim_budgets) == 2 and len(pod_budgets) == 2
+    assert all(b is door for b in claim_budgets + pod_budgets)  # the door's ends first: it is the one
+    seen.clear()
+    review_documents(decode_text(text, "batch.yaml").documents, inventory=build_inventory(INVENTORY_OBJECTS),
+                     options=ReviewOptions(deadline_seconds=5.0))
+    claim_budgets = seen["check_claim_spec"] + seen["capacity_in_use"]
+    pod_budgets = seen["check_pod"] + seen["count_replicas"]
+    assert isinstance(claim_budgets[0], Budget) and all(b is claim_budgets[0] for b in claim_budgets)
+    assert isinstance(pod_budgets[0], Budget) and all(b is pod_budgets[0] for b in pod_budgets)
+
+
+def test_a_patch_the_budget_stopped_is_none_and_says_so_with_fail_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    def spent(*args: object) -> object:
+        raise BudgetExceeded("selector compilation")
+
+    monkeypatch.setattr(pipeline, "default_fill_patch", spent)
+    review = admit(claim_asking(None, name="m"), options=ReviewOptions(admission=True, mutate=True))
+    assert review.patch == [] and review.fail_open == "selector compilation"
+    assert [(f.reason, f.severity.value) for f in review.findings if f.extra.get("fail_open")] == [("BudgetExceeded", "info")]

@@ -11,10 +11,18 @@ import pytest
 import yaml
 from dra_builders import DRIVER, cap, dclass, device, node, rslice
 from draguard.inventory import StaticInventory
+from draguard.k8s import Budget, Reason, ResourceClaimSpec, Severity, decode_text
 from draguard.k8s import Path as K8sPath
-from draguard.k8s import Reason, ResourceClaimSpec, Severity, decode_text
 from draguard.review import DenyPolicyError, ReviewOptions, parse_deny, review_admission, review_documents
-from draguard.satisfy import PodClaim, PodRequest, check_pod, pod_capacity_in_use
+from draguard.satisfy import (
+    SEARCH_DEADLINE,
+    PodClaim,
+    PodRequest,
+    capacity_in_use,
+    check_claim_spec,
+    check_pod,
+    pod_capacity_in_use,
+)
 
 
 def held(name: str, ns: str, dev: str, pool: str = "node-1", **extra: Any) -> dict[str, Any]:
@@ -197,3 +205,25 @@ def test_a_bound_pod_or_a_workload_is_not_asked_about_now(tmp_path: Path) -> Non
                   "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
                            "template": {"metadata": {"labels": {"a": "b"}}, "spec": _pod_spec()}}}
     assert _admit(src, "Deployment", deployment) == []
+
+
+def test_a_now_check_the_budget_cuts_short_says_so_with_fail_open_and_never_warns(tmp_path: Path) -> None:
+    """"Not now" is only a hint: cut short it is an info note — but one marked ``fail_open``, the
+    one way an answer says it is incomplete (an answer memo must not keep it)."""
+    inv = source(tmp_path, FULL).snapshot()
+    assert inv is not None
+    spec = ResourceClaimSpec.model_validate(yaml.safe_load(asking())["spec"])
+    base = K8sPath.root("spec")
+    ever = check_claim_spec(spec, inv, base=base)
+    assert ever == []
+    [cut] = capacity_in_use(spec, inv, base=base, ever=ever, namespace="team-a", budget=Budget.within(0.0))
+    assert (cut.reason, cut.severity, cut.fail_open) == (Reason.SATISFIABILITY_UNKNOWN, Severity.INFO, SEARCH_DEADLINE)
+    assert cut.message.startswith("not checked against today's allocations")
+    [warned] = capacity_in_use(spec, inv, base=base, ever=ever, namespace="team-a", budget=Budget.within(60.0))
+    assert warned.reason == Reason.CAPACITY_IN_USE and not warned.fail_open
+    request = PodRequest(claims=(PodClaim("gpu", spec, 'template "one-gpu"', K8sPath.root("spec", "resourceClaims").index(0)),))
+    pod_ever = check_pod(request, inv)
+    [pod_cut] = pod_capacity_in_use(request, inv, pod_ever, namespace="team-a", budget=Budget.within(0.0))
+    assert (pod_cut.severity, pod_cut.fail_open) == (Severity.INFO, SEARCH_DEADLINE)
+    [pod_warned] = pod_capacity_in_use(request, inv, pod_ever, namespace="team-a", budget=Budget.within(60.0))
+    assert pod_warned.reason == Reason.CAPACITY_IN_USE and not pod_warned.fail_open

@@ -18,6 +18,7 @@ from dra_builders import (
     verdict,
 )
 from draguard.inventory import build_inventory
+from draguard.k8s import Budget
 
 MEM = {"mem": cap("40Gi", "10Gi", min="10Gi", step="10Gi")}
 
@@ -224,7 +225,7 @@ def test_deadline_turns_an_undecided_search_into_unknown() -> None:
     inv = inventory(rslice("n1", devs))
     c = [{"distinctAttribute": f"{DRIVER}/s"}]
     spec = claim(req("a", count=3), req("b", count=3), constraints=c)
-    assert verdict(check(spec, inv, deadline_seconds=0.0)) == "unknown"
+    assert verdict(check(spec, inv, budget=Budget.within(0.0))) == "unknown"
 
 
 def test_unknown_nodes_treat_selector_slices_as_reachable() -> None:

@@ -16,6 +16,7 @@ from dra_builders import cap, check, claim, device, inventory, req, rslice
 from draguard.inventory import build_inventory
 from draguard.inventory.cache import BoundedCache
 from draguard.inventory.profiles import ProfileIndex, Projection
+from draguard.k8s import Budget
 from draguard.k8s.field import Path
 from draguard.k8s.models import ResourceClaimSpec
 from draguard.satisfy import check as check_module
@@ -129,7 +130,7 @@ def test_answers_are_remembered_per_spec_and_snapshot(monkeypatch: pytest.Monkey
 def test_an_answer_cut_short_by_the_deadline_is_not_remembered() -> None:
     inv = inventory(*[_gpus(f"n{i}", 8) for i in range(4)])
     spec = claim(*[req(f"r{i}", capacity={"memory": "5Gi"}) for i in range(32)])
-    cut = check(spec, inv, deadline_seconds=0.0)
+    cut = check(spec, inv, budget=Budget.within(0.0))
     assert any(n.reason == "SatisfiabilityUnknown" for n in cut)
     full = check(spec, inv)
     assert not any(n.message.startswith(check_module.SEARCH_UNDECIDED) for n in full)

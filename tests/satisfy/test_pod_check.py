@@ -172,3 +172,49 @@ def test_generic_cannot_allocate_all_never_appears_for_a_claim() -> None:
     notes = check(claim(req("gpu"), req("nic", cls=NIC)), inv)
     text = next(n.message for n in notes if n.reason == "Unsatisfiable")
     assert "all requests of the claim together" not in text and 'request "nic"' in text
+
+
+# ------------------------------------------------------------------ the verdict remembered per snapshot
+def _remembered(inv: Any) -> list[Any]:
+    return [k for k in inv.cache._items if isinstance(k, tuple) and k and k[0] == "pod"]
+
+
+def test_a_pods_verdict_is_remembered_per_request_and_snapshot() -> None:
+    """Replicas and the audit's namespaces ask the same question: the second answer is the first,
+    from the snapshot's bounded cache; a different request (here, another claim origin, which
+    the message names) is its own entry; a new snapshot starts empty."""
+    inv = gpu_nic_inventory(same_node=False)
+    first = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), inv)
+    assert len(_remembered(inv)) == 1
+    again = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), inv)
+    assert again == first and again.notes is not first.notes  # a copy: callers may extend the list
+    assert len(_remembered(inv)) == 1
+    other = check_pod(pod(pclaim("gpu2", GPU), pclaim("nic", NICC, 1)), inv)
+    assert len(_remembered(inv)) == 2 and 'claim "gpu2"' in other.notes[0].message
+    assert _remembered(gpu_nic_inventory(same_node=False)) == []
+
+
+def test_answers_cut_short_and_now_answers_are_not_remembered() -> None:
+    from draguard.k8s import Budget
+
+    inv = gpu_nic_inventory(same_node=False)
+    spent = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), inv, budget=Budget(0.0))
+    assert spent.satisfiable is None and any(n.fail_open for n in spent.notes)
+    assert _remembered(inv) == []
+    decided = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), inv)
+    assert decided.satisfiable is False  # not the cut-short answer
+    check_pod(pod(pclaim("gpu", GPU)), inv, now=True)
+    assert len(_remembered(inv)) == 1  # the "now" question reads allocations: asked afresh each time
+
+
+def test_pods_with_the_same_claims_share_the_answers_per_class_whatever_their_placement() -> None:
+    """Placement only chooses which classes are asked; the answer on a class is the claims'."""
+    inv = gpu_nic_inventory(same_node=False)
+    a = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), inv)
+    b = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1),
+                      tolerations=[{"key": "example.com/other", "operator": "Exists"}]), inv)
+    shared = [k for k in inv.cache._items if isinstance(k, tuple) and k and k[0] == "podclasses"]
+    assert len(shared) == 1  # one problem, one memo: the second pod searched no class again
+    assert a.satisfiable is b.satisfiable is False and a.notes[0].message == b.notes[0].message
+    excluded = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1), node_selector={"zone": "none"}), inv)
+    assert excluded.satisfiable is False and "node-a" in excluded.notes[0].message  # still its own verdict

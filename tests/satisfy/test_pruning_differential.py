@@ -69,7 +69,7 @@ def _verdict(devices: list[dict[str, Any]], requests: list[dict[str, Any]], cons
     devs = list(inv.devices)
     keys = {d.index: c.profile_key(d) for d in devs} if prune else None
     out = search_group(inv, c.plans, c.cands, devs, build_constraints(spec.devices.constraints),
-                       deadline=None, prune=prune, keys=keys)
+                       budget=None, prune=prune, keys=keys)
     return out.kind
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dra_builders import cap, claim, dclass, device, req, rslice
 from draguard.inventory import build_inventory
-from draguard.satisfy import count_replicas
+from draguard.k8s import Budget
+from draguard.satisfy import SEARCH_DEADLINE, count_replicas
 from pod_builders import knode, pclaim, pod
 
 WHOLE = claim(req("gpu"))
@@ -64,3 +65,14 @@ def test_now_counts_from_what_is_allocated() -> None:
     assert count_replicas(pod(pclaim("gpu", WHOLE)), busy, 2).fit == 2
     now = count_replicas(pod(pclaim("gpu", WHOLE)), busy, 2, now=True)
     assert now.fit == 1 and "allocated now" in now.notes[0].message
+
+
+def test_a_count_the_budget_cuts_short_is_no_count_and_says_so_by_fail_open() -> None:
+    """A replay stopped by the budget has placed only some pods: a lower bound, never "at most"."""
+    inv = build_inventory([dclass(), knode("n1"), knode("n2"),
+                           rslice("n1", [device("gpu-0"), device("gpu-1")]), rslice("n2", [device("gpu-0"), device("gpu-1")])])
+    cut = count_replicas(pod(pclaim("gpu", WHOLE)), inv, 8, budget=Budget.within(0.0))
+    assert [(n.reason, n.fail_open) for n in cut.notes] == [("SatisfiabilityUnknown", SEARCH_DEADLINE)]
+    assert not cut.exact and "at most" not in cut.notes[0].message
+    decided = count_replicas(pod(pclaim("gpu", WHOLE)), inv, 8, budget=Budget.within(60.0))
+    assert (decided.fit, decided.exact) == (4, True) and not any(n.fail_open for n in decided.notes)
