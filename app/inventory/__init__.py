@@ -13,7 +13,6 @@ from .claims import CLAIM_KINDS, ClaimReducer
 from .cluster import EMPTY_CLUSTER, Allocations, ClusterState, HeldClaim, ObjectKey
 from .files import InputError, load_paths, load_workload_kinds
 from .held import carry_cluster, compute_allocations, held_view, only_groups, with_cluster
-from .kube import status_message
 from .kubeconfig import (
     KubeConfig,
     KubeConfigError,
@@ -25,6 +24,16 @@ from .node_match import match_node_selector
 from .oneshot import ClusterRead, ReadError, read_cluster
 from .potential import WithPotential, load_potential
 from .records import AttrValue, DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
+from .reflector import (
+    ApiError,
+    Backoff,
+    GoneError,
+    MalformedWatchError,
+    list_pages,
+    reflect,
+    status_message,
+    watch_events,
+)
 from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
@@ -33,18 +42,22 @@ __all__ = [
     "EMPTY_CLUSTER",
     "POTENTIAL_ANNOTATION",
     "Allocations",
+    "ApiError",
     "AttrValue",
+    "Backoff",
     "BoundedCache",
     "ClaimReducer",
     "ClusterRead",
     "ClusterState",
     "DeviceRecord",
+    "GoneError",
     "HeldClaim",
     "InputError",
     "Inventory",
     "InventorySource",
     "KubeConfig",
     "KubeConfigError",
+    "MalformedWatchError",
     "NoInventory",
     "NodeGroup",
     "NodeInfo",
@@ -59,6 +72,7 @@ __all__ = [
     "compute_allocations",
     "held_view",
     "is_potential",
+    "list_pages",
     "load_in_cluster",
     "load_kube_config",
     "load_paths",
@@ -69,6 +83,8 @@ __all__ = [
     "only_groups",
     "open_inventory",
     "read_cluster",
+    "reflect",
     "status_message",
+    "watch_events",
     "with_cluster",
 ]
