@@ -184,10 +184,17 @@ class Document:
 class _Locator:
     """Positions of the documents of one source, computed by the position-keeping decoder on demand.
 
-    Only the document asked about is decoded again (its span of the text, found from the
-    ``---`` lines), so a finding in one document of a 10,000-document file costs one document's
-    careful decoding, not the file's.  When the spans cannot be told apart with certainty the
-    whole text is decoded once.
+    Only the document asked about is read again (its span of the text, found from the ``---``
+    lines), so a finding in one document of a 10,000-document file costs one document's
+    careful reading, not the file's.  When the spans cannot be told apart with certainty the
+    whole text is read once.
+
+    Why only the node tree, not the objects: the documents already hold them (the fast path
+    built them; its guard — no anchors, aliases, tags, duplicate keys or reader-dependent
+    scalars — makes them what the careful decoder would build), so the locator reads the C
+    parser's events and records their marks (:func:`_positions_only`), skipping the composer's
+    scalar resolution and the constructor (both Python): locating a finding costs 0.4x what
+    decoding the document again did.  The located documents carry positions only (``obj`` is None).
     """
 
     def __init__(self, text: str, source: str, documents: int) -> None:
@@ -210,12 +217,12 @@ class _Locator:
         spans = self._document_spans()
         if spans is None or index >= len(spans):
             self._whole = True
-            for doc in _decode_with_positions(self._text, self._source).documents:
+            for doc in _positions_only(self._text, self._source):
                 self._found[(doc.index, doc.item)] = doc
             return
         start, end = spans[index]
         line0 = self._text.count("\n", 0, start)
-        for doc in _decode_with_positions(self._text[start:end], self._source).documents:
+        for doc in _positions_only(self._text[start:end], self._source):
             doc.index = index
             doc._line += line0
             doc._positions = {k: (ln + line0, col) for k, (ln, col) in doc._positions.items()}
@@ -487,6 +494,127 @@ def _skipped_kind(value: Any) -> str | None:
     if kind in WORKLOAD_KIND_NAMES:  # a workload is draguard's business only when its pods use DRA
         return None if mentions_dra(value) else kind
     return None if kind in CHECKED_KINDS or kind in INVENTORY_KINDS else kind
+
+
+def _positions_only(text: str, source: str) -> list[Document]:
+    """Every document of ``text`` (one the fast path read) with its positions and no object.
+
+    What :func:`_record` records from the node tree of :func:`_decode_with_positions`, read from
+    the C parser's events instead (see :class:`_Locator` for why no objects; events rather than
+    nodes because composing nodes resolves every scalar in Python: 2.5x the time of this loop).
+    Every document counts (empty ones and scalars too, as the careful decoder numbers them); a
+    ``kind: …List`` document is split into its items as :func:`_split_list` splits the object.
+    Anything the fast path never lets through (an alias), or that libyaml refuses where the fast
+    reader did not (nesting deeper than libyaml's limit), is decoded the careful way.
+    """
+    out: list[Document] = []
+    loader = _Loader(text)
+    index = 0
+    try:
+        get = loader.get_event
+        while True:
+            event = get()
+            if isinstance(event, yaml.StreamEndEvent):
+                break
+            if not isinstance(event, yaml.DocumentStartEvent):
+                continue
+            root = get()
+            located = _located_document(root, get, source, index)
+            if located is None:
+                return _decode_with_positions(text, source).documents
+            out.extend(located)
+            index += 1
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        # what the fast reader took and libyaml refuses (its nesting limit, a scalar it reads
+        # otherwise): the careful decoder's answer, as before — the documents before the error
+        return _decode_with_positions(text, source).documents
+    finally:
+        loader.dispose()
+    return out
+
+
+_MAP_START, _SEQ_START, _SCALAR = yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.ScalarEvent
+_CONTAINER_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+_MAX_RECORDED_DEPTH = 200  # :func:`_record`'s limit: children of deeper nodes are not recorded
+
+
+def _located_document(root: Any, get: Any, source: str, index: int) -> list[Document] | None:
+    """The positions of one document whose first event is ``root`` (its events read with ``get``,
+    up to and including its end), as :func:`_record` records them; ``None`` on an alias."""
+    mark = root.start_mark
+    line, column = mark.line + 1, mark.column + 1
+    if root.__class__ is not _MAP_START and root.__class__ is not _SEQ_START:
+        if not isinstance(root, _SCALAR):
+            return None
+        get()  # DocumentEndEvent
+        return []  # a scalar or empty document: nothing in it is ever located
+    positions: dict[PathKey, Position] = {(): (line, column)}
+    key_positions: dict[PathKey, Position] = {}
+    # A frame per open container: [is_map, path, next index | current key, expecting a key,
+    # depth, skip (record nothing below: too deep, or the key or value of a non-scalar key)].
+    stack: list[list[Any]] = [[root.__class__ is _MAP_START, (), 0, True, 0, False]]
+    kind: str | None = None  # the root's kind and whether its items are a sequence: _split_list's test
+    items_listed = False
+    while stack:
+        event = get()
+        cls = event.__class__
+        if cls in _CONTAINER_END:
+            stack.pop()
+            continue
+        container = cls is _MAP_START or cls is _SEQ_START
+        if not container and cls is not _SCALAR:
+            return None  # an alias: the careful decoder expands (and limits) it
+        top = stack[-1]
+        if top[5]:
+            if container:
+                stack.append([False, (), 0, False, 0, True])
+            continue
+        if top[0]:
+            if top[3]:  # a key
+                top[3] = False
+                if container:  # a complex key: _record skips it and its value
+                    top[2] = _SKIP
+                    stack.append([False, (), 0, False, 0, True])
+                else:
+                    top[2] = event.value
+                    m = event.start_mark
+                    key_positions[(*top[1], event.value)] = (m.line + 1, m.column + 1)
+                continue
+            top[3] = True
+            if top[2] is _SKIP:
+                if container:
+                    stack.append([False, (), 0, False, 0, True])
+                continue
+            path = (*top[1], top[2])
+        else:
+            path = (*top[1], top[2])
+            top[2] += 1
+        m = event.start_mark
+        positions[path] = (m.line + 1, m.column + 1)
+        if len(path) == 1 and top[0]:
+            if path[0] == "kind":
+                kind = event.value if cls is _SCALAR else None
+            elif path[0] == "items":
+                items_listed = cls is _SEQ_START
+        if container:
+            depth = top[4] + 1
+            stack.append([cls is _MAP_START, path, 0, True, depth, depth > _MAX_RECORDED_DEPTH])
+    get()  # DocumentEndEvent
+    # Without tags (the fast path refuses them) a scalar ending in "List" is a string, a sequence a list.
+    if not (kind is not None and kind.endswith("List") and items_listed):
+        return [Document(obj=None, source=source, index=index, line=line, column=column,
+                         positions=positions, key_positions=key_positions)]
+    by_item, keys_by_item = _by_item(positions), _by_item(key_positions)
+    out: list[Document] = []
+    for i in range(sum(1 for p in positions if len(p) == 2 and p[0] == "items")):
+        table = by_item.get(i, {})
+        item_line, item_column = table.get((), (line, column))
+        out.append(Document(obj=None, source=source, index=index, line=item_line, column=item_column, item=i,
+                            positions=table, key_positions=keys_by_item.get(i, {})))
+    return out
+
+
+_SKIP = object()
 
 
 def _decode_with_positions(text: str, source: str = "", max_documents: int | None = MAX_DOCUMENTS) -> DecodeResult:

@@ -57,6 +57,8 @@ class PodProblem:
         self.filter = PlacementFilter(request.placement, [c.allocation for c in self.allocated if c.allocation])
         self.mapping = resource_classes(inventory, target)
         self._variants: dict[frozenset[str], tuple[Problem, tuple[PodClaim, ...]]] = {}
+        self._claims_text = _claims_key(request)
+        self._memos: dict[int, dict[object, object]] = {}
 
     def variant(self, device_plugin: frozenset[str]) -> tuple[Problem, tuple[PodClaim, ...]]:
         """The problem on nodes where ``device_plugin`` resources come from device plugins."""
@@ -69,7 +71,26 @@ class PodProblem:
                 path = self.request.spec_path.child("containers")
                 claims.append(PodClaim(IMPLICIT_NAME, spec, f"extended resources {', '.join(names)}", path))
             got = self._variants[relevant] = (self._problem(claims), tuple(claims))
+            self._memos[id(got[0])] = self._shared_memo(relevant)
         return got
+
+    def _shared_memo(self, relevant: frozenset[str]) -> dict[object, object]:
+        """Answers per class key for one variant's problem — search outcome and reason — kept on
+        the snapshot's bounded cache, so the next pod with the same claims (whatever its
+        placement: filters only choose which classes are asked) skips every class searched before."""
+        if self._claims_text is None:
+            return {}
+        key = ("podclasses", self._claims_text, tuple(sorted(relevant)))
+        hit = self.inventory.cache.get(key)
+        if isinstance(hit, dict):
+            return hit
+        memo: dict[object, object] = {}
+        self.inventory.cache.put(key, memo, weight=1 + len(self._claims_text) // 256 + len(self.inventory.groups) // 64)
+        return memo
+
+    def memo(self, problem: Problem) -> dict[object, object]:
+        """The shared answers of ``problem`` (one of :meth:`variant`'s)."""
+        return self._memos[id(problem)]
 
     def variants(self) -> list[tuple[Problem, tuple[PodClaim, ...]]]:
         """The problems built so far (one per set of device-plugin resources met)."""
@@ -170,19 +191,37 @@ def _class_memo_key(cand: Candidate, held: Held) -> object:
     held: what is held differs per group, so nothing is shared."""
     if not held.empty:
         return None
-    return (id(cand.problem), cand.problem.class_keys()[cand.position])
+    return cand.problem.class_keys()[cand.position]
 
 
-def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, tuple[Outcome, bool]]) -> tuple[Outcome, bool]:
-    """The outcome on one candidate, remembered per class key when nothing is held in the group."""
+def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, object]) -> tuple[Outcome, bool]:
+    """The outcome on one candidate, remembered per class key when nothing is held in the group
+    (``memo`` is the problem's, :meth:`PodProblem.memo`); an outcome the budget cut short is not."""
     group = cand.group
     key = _class_memo_key(cand, held)
-    if key is not None and key in memo:
-        return memo[key]
-    got = _search_on(cand.problem, group, budget, held)
     if key is not None:
-        memo[key] = got
+        hit = memo.get(("search", key))
+        if isinstance(hit, tuple):
+            return hit
+    got = _search_on(cand.problem, group, budget, held)
+    if key is not None and got[0].kind is not OutcomeKind.DEADLINE:
+        memo[("search", key)] = got
     return got
+
+
+def _claims_key(request: PodRequest) -> str | None:
+    """The pod's claims and containers as text (what a variant's problem is built from, and the
+    origins its reasons name) — not its placement.  None when a spec cannot be written out."""
+    try:
+        claims = [(c.name, c.origin, str(c.path), c.shared, c.key,
+                   c.spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}}),
+                   c.allocation.model_dump_json(by_alias=True) if c.allocation is not None else "")
+                  for c in request.claims]
+    except ValueError:
+        return None
+    containers = [(c.name, c.index, sorted((k, str(q)) for k, q in c.requests.items()), c.init, c.restart_always,
+                   str(c.path)) for c in request.containers]
+    return repr((claims, containers, str(request.spec_path)))
 
 
 def _request_key(request: PodRequest) -> str | None:
@@ -253,14 +292,13 @@ def _check_pod(
         return PodVerdict([], None)
     excluded: list[tuple[NodeGroup, str]] = []
     held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
-    memo: dict[object, tuple[Outcome, bool]] = {}
-    reasons: dict[object, str] = {}
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
     for cand in pod.walk(excluded):
         if budget is not None and budget.spent():
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
+        memo = pod.memo(cand.problem)
         outcome, certain = search_candidate(cand, held, budget, memo)
         results.append((cand, outcome, certain))
         label = _label(cand.nodes, cand.group)
@@ -273,11 +311,13 @@ def _check_pod(
         if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL):
             # one sentence per class of alike groups, not per group: cost follows profiles, not nodes
             rkey = _class_memo_key(cand, held)
-            reason = reasons.get(rkey) if rkey is not None else None
-            if reason is None:
+            hit = memo.get(("reason", rkey)) if rkey is not None else None
+            if isinstance(hit, str):
+                reason = hit
+            else:
                 reason = class_reason(cand, outcome, held, budget, _phrase)
-                if rkey is not None:
-                    reasons[rkey] = reason
+                if rkey is not None and not (budget is not None and budget.spent()):
+                    memo[("reason", rkey)] = reason
         else:
             reason = outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))

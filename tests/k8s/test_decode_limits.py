@@ -282,13 +282,59 @@ def test_a_finding_in_one_document_decodes_only_that_document_again(monkeypatch:
     text = "# many classes\n" + "---\n".join(one.format(i) for i in range(50))
     docs = decode_text(text, "many.yaml").documents
     seen: list[int] = []
-    careful = decode._decode_with_positions
+    careful = decode._positions_only
 
     def recording(t: str, source: str = "") -> Any:
         seen.append(len(t))
         return careful(t, source)
 
-    monkeypatch.setattr(decode, "_decode_with_positions", recording)
+    monkeypatch.setattr(decode, "_positions_only", recording)
     assert docs[30].position_of(["metadata", "name"]) == (1 + 30 * 4 + 3, 9)
     assert docs[0].line == 2
     assert seen and max(seen) < len(text) // 10  # one document's text each time, not the file's
+
+
+def test_locating_a_finding_builds_no_objects_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path's documents already hold their objects: positions come from the node tree alone."""
+    text = "apiVersion: v1\nkind: List\nitems:\n- kind: DeviceClass\n  metadata: {name: a}\n---\n---\nkind: Node\n"
+    docs = decode_text(text, "l.yaml").documents
+    monkeypatch.setattr(decode._Loader, "construct_document", lambda *_: pytest.fail("constructed again"))
+    assert [(d.kind, d.item, d.line, d.position_of(["metadata", "name"])) for d in docs] == [
+        ("DeviceClass", 0, 4, (5, 20)), ("Node", None, 8, (8, 1))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: {b: [1, {c: d}]}\n'quoted key': {'x y': \"z\"}\nafter: x\n",
+        "x: " + "[" * 230 + "1" + "]" * 230 + "\ny: 2\n",  # deeper than the recorded depth
+        "kind: List\nitems:\n- a: 1\n- [2]\n- 3\n---\n\n---\nkind: DeviceList\nitems: []\n---\nkind: List\nitems: {}\n",
+        "- 1\n- b: 2\n---\njust a scalar\n---\n{x: {y: [z]}}\n",
+    ],
+)
+def test_positions_from_events_are_the_careful_decoders(text: str) -> None:
+    """Every document the careful decoder yields is located the same (the locator also keeps
+    entries for documents that are not objects, which nobody asks about)."""
+    careful = {(d.index, d.item): (d.line, d.column, d.positions, d.key_positions)
+               for d in _decode_with_positions(text, "e.yaml").documents}
+    from_events = {(d.index, d.item): (d.line, d.column, d.positions, d.key_positions)
+                   for d in decode._positions_only(text, "e.yaml")}
+    assert careful
+    assert {k: from_events.get(k) for k in careful} == careful
+
+
+def test_an_alias_is_located_the_careful_way() -> None:
+    text = "a: &x {b: 1}\nc: *x\n"
+    (doc,) = decode._positions_only(text, "a.yaml")
+    assert doc.obj == {"a": {"b": 1}, "c": {"b": 1}}  # the careful decoder answered
+
+
+def test_a_text_libyaml_refuses_is_located_as_the_careful_decoder_locates_it() -> None:
+    """yaml-rs reads flow nesting deeper than libyaml's limit: the careful answer (no positions)."""
+    text = "kind: DeviceClass\nx: " + "[" * 2000 + "]" * 2000 + "\n"
+    careful = _decode_with_positions(text, "d.yaml")
+    assert careful.findings and not careful.documents
+    assert decode._positions_only(text, "d.yaml") == []
+    docs = decode_text(text, "d.yaml").documents
+    if docs:  # the fast reader took it: a finding's position falls back to the document start
+        assert docs[0].position_of(["x"]) == (1, 1)

@@ -205,3 +205,16 @@ def test_answers_cut_short_and_now_answers_are_not_remembered() -> None:
     assert decided.satisfiable is False  # not the cut-short answer
     check_pod(pod(pclaim("gpu", GPU)), inv, now=True)
     assert len(_remembered(inv)) == 1  # the "now" question reads allocations: asked afresh each time
+
+
+def test_pods_with_the_same_claims_share_the_answers_per_class_whatever_their_placement() -> None:
+    """Placement only chooses which classes are asked; the answer on a class is the claims'."""
+    inv = gpu_nic_inventory(same_node=False)
+    a = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1)), inv)
+    b = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1),
+                      tolerations=[{"key": "example.com/other", "operator": "Exists"}]), inv)
+    shared = [k for k in inv.cache._items if isinstance(k, tuple) and k and k[0] == "podclasses"]
+    assert len(shared) == 1  # one problem, one memo: the second pod searched no class again
+    assert a.satisfiable is b.satisfiable is False and a.notes[0].message == b.notes[0].message
+    excluded = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1), node_selector={"zone": "none"}), inv)
+    assert excluded.satisfiable is False and "node-a" in excluded.notes[0].message  # still its own verdict

@@ -1,0 +1,49 @@
+"""``draguard lint`` loads only what a lint needs: no web server, no HTTP client, no certificates.
+
+Why a test: start-up is most of a CI lint's time (issue #21), and one module-level import in the
+wrong place (``app.inventory`` importing its API-server client) silently brings back httpx,
+asyncio and rich.  This is a behaviour test — which modules a real lint process has loaded when
+it is done — not a timing one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER_AND_CLIENT = ("fastapi", "uvicorn", "starlette", "httpx", "anyio", "h11", "cryptography", "asyncio")
+
+_PROBE = """
+import contextlib, io, json, sys
+from draguard.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _lint_modules(*args: str) -> tuple[int, set[str]]:
+    out = subprocess.run([sys.executable, "-c", _PROBE, "lint", *args], capture_output=True, text=True,
+                         cwd=ROOT, check=True, timeout=300)
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    return answer["code"], {m.split(".")[0] for m in answer["modules"]}
+
+
+def test_lint_with_an_inventory_loads_no_server_client_or_certificate_code() -> None:
+    code, loaded = _lint_modules(str(ROOT / "examples" / "claims"), "--inventory", str(ROOT / "examples" / "inventory"))
+    assert code in (0, 1)  # it really linted (the bad examples have findings)
+    assert "draguard" in loaded and "pydantic" in loaded
+    assert loaded.isdisjoint(SERVER_AND_CLIENT), sorted(loaded & set(SERVER_AND_CLIENT))
+
+
+def test_the_api_server_names_still_load_when_asked_for() -> None:
+    """The lazy names of ``app.inventory`` are the real ones (the explain/serve doors use them)."""
+    probe = ("import sys; from draguard.inventory import KubeConfig, read_cluster, status_message; "
+             "import draguard.inventory.kubeconfig as k; assert KubeConfig is k.KubeConfig; "
+             "print('httpx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
+                         timeout=300)
+    assert out.stdout.strip() == "True"
