@@ -13,7 +13,9 @@ review.  Four separate runs:
    queueing behind other clients);
 4. memory: 200 distinct claims (every one a new selector and capacity), RSS before and after.
 
-Each run is repeated ``--repeat`` times and the median printed.  The machine is a shared 2-core
+Runs 2 and 3 are made for each ``--mix`` (:data:`MIXES`; by default the hit-heavy twelve and the
+miss-heavy ``fresh-objects``, where every request is an object the answer memo has not seen), so the
+figure is honest about both.  Each run is repeated ``--repeat`` times and the median printed.  The machine is a shared 2-core
 VM: the client processes compete with the server for the same two cores.
 """
 
@@ -42,6 +44,34 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from draguard.certs import generate_bundle, write_bundle  # noqa: E402
 from results import write_section  # noqa: E402
 from workload import CLAIMS, distinct_claims, make_inventory, write_inventory  # noqa: E402
+
+MIXES = ("twelve", "fresh-names", "fresh-objects")
+"""What the clients send: the twelve claims over and over (each with the same uid: the hit-heavy
+case of a controller re-applying them); every request another claim of the twelve under a fresh
+name, generateName and uid (a template's claims, a Deployment's replicas: hits only if the memo
+keys without names); every request a distinct object — one of the twelve specs with a label of its
+own (the memo never hits: the warm review's own cost)."""
+
+
+MIX_WORDS = {"fresh-names": "every request a fresh name, generateName and uid",
+             "fresh-objects": "every request a distinct object, memo never hits"}
+
+
+def mix_bodies(mix: str, n: int, seed: int) -> list[bytes]:
+    """``n`` request bodies of ``mix`` (:data:`MIXES`); ``seed`` keeps two runs' objects apart."""
+    if mix == "twelve":
+        return [review_body(c) for c in CLAIMS]
+    out = []
+    for i in range(n):
+        obj = json.loads(json.dumps(CLAIMS[i % len(CLAIMS)]))
+        meta = obj["metadata"]
+        if mix == "fresh-names":
+            meta["generateName"] = f"{meta['name']}-{seed}-{i}-"
+            meta["name"] = f"{meta['name']}-{seed}-{i}-x{i % 977:03d}z"
+        else:
+            meta["labels"] = {**meta.get("labels", {}), "bench.example.com/seq": f"{seed}-{i}"}
+        out.append(review_body(obj))
+    return out
 
 
 def review_body(obj: dict[str, Any]) -> bytes:
@@ -231,7 +261,11 @@ def summary(args: argparse.Namespace, bodies: list[bytes], starts: list[float], 
            f"interleaved runs (floor and draguard back to back, order alternated); "
            f"load average {load_avg[0]:.1f} at the start, {load_avg[1]:.1f} at the end",
            f"start-up to ready: {statistics.median(starts):.2f} s; RSS at ready: {statistics.median(rss_ready):.0f} MB"]
-    for label, key in ((f"throughput, {args.clients} clients", "thr"), ("latency, 1 client", "lat")):
+    labels = []
+    for mix in args.mixes:
+        what = "" if mix == "twelve" else f" [{mix}: {MIX_WORDS[mix]}, {args.distinct} per run]"
+        labels += [(f"throughput, {args.clients} clients{what}", f"thr-{mix}"), (f"latency, 1 client{what}", f"lat-{mix}")]
+    for label, key in labels:
         rows = runs[key]
         dg = [r["draguard"] for r in rows]
         fl = [r["floor"] for r in rows]
@@ -264,8 +298,16 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--log-level", default="info", help="draguard serve's --log-level (default info, as deployed)")
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--mix", default="twelve,fresh-objects", help=(
+                        "comma-separated: twelve (hit-heavy), fresh-names (replicas), fresh-objects (every request "
+                        "a miss); default twelve,fresh-objects"))
+    parser.add_argument("--distinct", type=int, default=6000,
+                        help="bodies per run for the fresh mixes (more than the memo holds: LRU then never hits)")
     parser.add_argument("--write", action="store_true", help="replace this script's section of RESULTS.md")
     args = parser.parse_args()
+    args.mixes = [m for m in args.mix.split(",") if m]
+    if not args.mixes or any(m not in MIXES for m in args.mixes):
+        parser.error(f"--mix: a comma-separated list of {', '.join(MIXES)}")
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -274,7 +316,7 @@ def main() -> int:
         bodies = [review_body(c) for c in CLAIMS]
         starts: list[float] = []
         rss_ready: list[float] = []
-        runs: dict[str, list[dict[str, dict[str, float]]]] = {"thr": [], "lat": []}
+        runs: dict[str, list[dict[str, dict[str, float]]]] = {f"{k}-{m}": [] for m in args.mixes for k in ("thr", "lat")}
         mem: list[tuple[float, float]] = []
         for r in range(args.repeat):
             proc, port, ca, startup, rss = start_server(inventory, tmp, args.log_level)
@@ -289,8 +331,11 @@ def main() -> int:
                         conn.post("/validate", b)
                     conn.conn.close()
                 order = ["floor", "draguard"] if r % 2 == 0 else ["draguard", "floor"]
-                runs["thr"].append(interleaved(servers, bodies, args.seconds, args.clients, order))
-                runs["lat"].append(interleaved(servers, bodies, args.seconds, 1, order[::-1]))
+                for m, mix in enumerate(args.mixes):
+                    thr_bodies = mix_bodies(mix, args.distinct, 100 * r + 2 * m)
+                    lat_bodies = mix_bodies(mix, args.distinct, 100 * r + 2 * m + 1)
+                    runs[f"thr-{mix}"].append(interleaved(servers, thr_bodies, args.seconds, args.clients, order))
+                    runs[f"lat-{mix}"].append(interleaved(servers, lat_bodies, args.seconds, 1, order[::-1]))
                 if not args.skip_memory:
                     conn = Connection(port, ca)
                     before = rss_mb(proc.pid)
@@ -306,6 +351,8 @@ def main() -> int:
     if args.write or os.environ.get("DRAGUARD_BENCH_WRITE"):
         cmd = f"python benchmarks/bench_webhook.py --devices {args.devices} --repeat {args.repeat} --seconds {args.seconds:g}"
         section_name = f"webhook-{args.devices}"
+        if args.mixes != ["twelve", "fresh-objects"]:
+            cmd += f" --mix {args.mix}"
         write_section(f"<!-- {section_name}:start -->", f"<!-- {section_name}:end -->",
                       f"<!-- {section_name}:start -->\n```\n$ {cmd}\n" + "\n".join(lines) + f"\n```\n<!-- {section_name}:end -->")
     return 0

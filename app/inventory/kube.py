@@ -183,6 +183,9 @@ class KubeInventory:
     to call from other threads (it only reads attributes that are replaced, never mutated).
     """
 
+    instant_snapshot = True
+    """``snapshot()`` and ``problem()`` never wait (see ``NoInventory``)."""
+
     def __init__(
         self,
         config: KubeConfig,

@@ -71,6 +71,9 @@ class NoInventory:
 
     restarts = 0
     synced = True
+    instant_snapshot = True
+    """``snapshot()`` and ``problem()`` return at once (attribute reads): the server may ask them
+    on its event loop (a source without this attribute is asked in a worker thread only)."""
 
     def snapshot(self) -> Inventory | None:
         return None
@@ -106,6 +109,8 @@ class StaticInventory:
     Raises :class:`~app.inventory.files.InputError` for a path that does not exist or cannot be
     read; bad documents inside readable files follow the module's policy instead.
     """
+
+    instant_snapshot = True  # see NoInventory
 
     restarts = 0
     synced = True

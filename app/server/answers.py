@@ -63,7 +63,8 @@ from ..review import ObjectReview, ReviewOptions
 from ..validation import valid_object_names
 from .webhook import AdmissionCall, Answer, Route, answer_for, review_object
 
-__all__ = ["MAX_BODY_BYTES", "MEMO_WEIGHT", "VOLATILE_METADATA", "AnswerMemo", "MemoKey", "answer_call", "complete", "memo_key"]
+__all__ = ["MAX_BODY_BYTES", "MEMO_WEIGHT", "VOLATILE_METADATA", "AnswerMemo", "MemoKey", "Remembered", "answer_call", "complete", "lookup", "memo_key",
+           "review_and_remember"]
 
 MEMO_WEIGHT = 4096
 """Weight units of the memo: one per entry plus one per KiB of its findings' text."""
@@ -191,6 +192,25 @@ def _weight(review: ObjectReview) -> int:
     return 1 + size // 1024
 
 
+@dataclass(slots=True)
+class Remembered:
+    """A remembered review, and the allowed answer made from it once (only ``uid`` differs
+    between the allowed answers of equal objects; a denial names its object, so it is made anew)."""
+
+    review: ObjectReview
+    allowed: Answer | None = None
+
+    def answer(self, call: AdmissionCall, route: Route) -> Answer:
+        made = self.allowed
+        if made is None:
+            answer = answer_for(call, route, self.review)
+            if answer.decision == "allowed":
+                self.allowed = answer
+            return answer
+        return Answer({**made.response, "uid": call.uid}, made.decision, made.reason, made.reasons, 0.0,
+                      made.fail_open)
+
+
 class AnswerMemo:
     """Remembered reviews of the current inventory snapshot and review options.
 
@@ -210,14 +230,14 @@ class AnswerMemo:
         owner = self._owner
         return owner is not None and owner[0] is snapshot and owner[1] is options
 
-    def get(self, key: MemoKey, snapshot: Inventory, options: object) -> ObjectReview | None:
+    def get(self, key: MemoKey, snapshot: Inventory, options: object) -> Remembered | None:
         """The remembered review for ``key``: name-free first, then under its own names."""
         found: object | None = None
         if self._owns(snapshot, options):
             found = self._cache.get((key.digest, key.held_allocated, None))
             if found is None and key.names:
                 found = self._cache.get((key.digest, key.held_allocated, key.names))
-        if isinstance(found, ObjectReview):
+        if isinstance(found, Remembered):
             self.hits += 1
             return found
         self.misses += 1
@@ -234,7 +254,7 @@ class AnswerMemo:
             if not self._owns(snapshot, options):
                 self._cache = BoundedCache(self._cache.budget)
                 self._owner = (snapshot, options)
-            self._cache.put((key.digest, key.held_allocated, names), review, weight)
+            self._cache.put((key.digest, key.held_allocated, names), Remembered(review), weight)
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -259,21 +279,23 @@ def complete(review: ObjectReview, *, seconds: float, exceeded: int, search_dead
     return search_deadline is None or seconds < search_deadline
 
 
-def answer_call(memo: AnswerMemo, call: AdmissionCall, route: Route, source: InventorySource, options: ReviewOptions,
-                generation: object, *, size: int) -> Answer:
-    """The answer remembered for an equal object, else the pipeline's (remembered when complete).
+def lookup(memo: AnswerMemo, call: AdmissionCall, route: Route, snapshot: Inventory | None, problem: str | None,
+           generation: object, *, size: int) -> tuple[MemoKey | None, Remembered | None]:
+    """The call's key (None: not to be remembered) and the review remembered under it, if any.
 
-    Runs in the worker thread, all of it: an inventory source's ``snapshot()`` may wait (one that
-    builds on demand), and the event loop must never.  ``generation`` stands for the routes'
-    options (a change of them empties the memo); ``size`` is the body's length in bytes.
-    """
-    snapshot, problem = source.snapshot(), source.problem()
-    key = None
-    if snapshot is not None and problem is None and size <= MAX_BODY_BYTES:
-        key = memo_key(call, route, snapshot)
-        remembered = memo.get(key, snapshot, generation) if key is not None else None
-        if remembered is not None:
-            return answer_for(call, route, remembered)
+    ``generation`` stands for the routes' options (a change of them empties the memo); ``size``
+    is the body's length in bytes."""
+    if snapshot is None or problem is not None or size > MAX_BODY_BYTES:
+        return None, None
+    key = memo_key(call, route, snapshot)
+    return key, memo.get(key, snapshot, generation) if key is not None else None
+
+
+def review_and_remember(memo: AnswerMemo, call: AdmissionCall, route: Route, source: InventorySource,
+                        snapshot: Inventory | None, problem: str | None, options: ReviewOptions, generation: object,
+                        key: MemoKey | None) -> Answer:
+    """The pipeline's answer (CPU-bound: in a worker thread), remembered under ``key`` when
+    nothing cut it short and ``snapshot`` is still the source's current one."""
     before, started = exceeded_on_thread(), time.monotonic()
     review = review_object(call, snapshot, problem, options)
     if key is not None and snapshot is not None and complete(
@@ -281,3 +303,15 @@ def answer_call(memo: AnswerMemo, call: AdmissionCall, route: Route, source: Inv
             search_deadline=options.deadline_seconds):
         memo.put(key, snapshot, generation, review, current=source.snapshot() is snapshot)
     return answer_for(call, route, review)
+
+
+def answer_call(memo: AnswerMemo, call: AdmissionCall, route: Route, source: InventorySource, options: ReviewOptions,
+                generation: object, *, size: int) -> Answer:
+    """The answer remembered for an equal object, else the pipeline's (remembered when complete),
+    all of it in the calling thread: for sources whose ``snapshot()`` may wait (one that builds on
+    demand), which the event loop must never call."""
+    snapshot, problem = source.snapshot(), source.problem()
+    key, remembered = lookup(memo, call, route, snapshot, problem, generation, size=size)
+    if remembered is not None:
+        return remembered.answer(call, route)
+    return review_and_remember(memo, call, route, source, snapshot, problem, options, generation, key)

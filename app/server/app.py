@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
@@ -29,7 +30,7 @@ from starlette.requests import ClientDisconnect
 
 from ..k8s import BudgetExceeded, budget_scope
 from ..review import ReviewOptions
-from .answers import answer_call
+from .answers import answer_call, lookup, review_and_remember
 from .lint import lint_bytes, options_for_query, parse_format
 from .logs import log_review
 from .metrics import Metrics
@@ -164,7 +165,7 @@ def create_app(state: ServerState) -> FastAPI:
                 call = parse_admission_review(body)
             except BadReview as exc:
                 raise _StatusError(400, "BadRequest", str(exc)) from exc
-            answer = needs_review(call, route, state.admission_options.workload_kinds)
+            answer = needs_review(call, route, route_options(route).workload_kinds)
             if answer is None:
                 answer = await _run_review(call, route, started, len(body))
         except _StatusError as exc:
@@ -189,11 +190,24 @@ def create_app(state: ServerState) -> FastAPI:
         return SafeJSONResponse(envelope(call, answer.response))
 
     async def _run_review(call: AdmissionCall, route: Route, started: float, size: int) -> Answer:
+        """The answer remembered for an equal object — looked up here on the event loop when the
+        inventory source never waits, so a hit needs no worker thread — else the pipeline's, in a
+        worker thread (``answers.py``)."""
         remaining = state.deadline_seconds - (time.perf_counter() - started)
         options = route_options(route)
         generation = made[0]  # stands for both routes' options: a change of them empties the memo
+        source = state.inventory
         try:
-            return await in_worker(lambda: answer_call(memo, call, route, state.inventory, options, generation, size=size), remaining)
+            if getattr(source, "instant_snapshot", False):
+                snapshot, problem = source.snapshot(), source.problem()
+                key, remembered = lookup(memo, call, route, snapshot, problem, generation, size=size)
+                if remembered is not None:
+                    return remembered.answer(call, route)
+                work = partial(review_and_remember, memo, call, route, source, snapshot, problem, options, generation,
+                               key)
+            else:
+                work = partial(answer_call, memo, call, route, source, options, generation, size=size)
+            return await in_worker(work, remaining)
         except TimeoutError:
             return fallback_answer(call, route, "Timeout", f"{state.deadline_seconds:g}s")
         except Exception as exc:  # a bug in a check must not block the cluster: fail open, loudly

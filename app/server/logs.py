@@ -12,9 +12,12 @@ traceback to :data:`MAX_EXCEPTION_CHARS`, and a record that is still over
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
+import math
+import time
 from typing import Any
 
 import orjson
@@ -27,6 +30,7 @@ MAX_FIELD_CHARS = 2048
 MAX_EXCEPTION_CHARS = 8192
 MAX_RECORD_CHARS = 16384
 _CORE = ("ts", "level", "logger", "msg")
+_SEQUENCES = (list, tuple)  # made once: ``list | tuple`` in a loop makes a new union on every pass
 
 
 def clip(text: str, limit: int = MAX_FIELD_CHARS) -> str:
@@ -40,21 +44,47 @@ def clip(text: str, limit: int = MAX_FIELD_CHARS) -> str:
 def _bounded(value: Any) -> Any:
     if isinstance(value, str):
         return clip(value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, _SEQUENCES):
+        if len(value) <= 64 and not any(isinstance(v, str) and len(v) > MAX_FIELD_CHARS for v in value):
+            return list(value)  # the common case: short lists of short strings, as they are
         return [clip(v) if isinstance(v, str) else v for v in value[:64]]
     return value
+
+
+_second: list[Any] = [None, ""]  # (whole second, its ISO text up to the seconds): one per second
+
+
+def _timestamp(created: float) -> str:
+    """``datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")``, the date and
+    time part made once per second (every review line has one); microseconds rounded as
+    ``fromtimestamp`` rounds them (half to even), then cut to milliseconds as ``isoformat`` does."""
+    frac, whole = math.modf(created)
+    micros = round(frac * 1e6)
+    second = int(whole)
+    if micros >= 1_000_000:
+        second, micros = second + 1, micros - 1_000_000
+    if _second[0] != second:
+        _second[:] = [second, dt.datetime.fromtimestamp(second, dt.UTC).isoformat(timespec="seconds")[:-6]]
+    return f"{_second[1]}.{micros // 1000:03d}+00:00"
 
 
 class JsonFormatter(logging.Formatter):
     """``{"ts", "level", "logger", "msg", ...fields}``; a JSON message is merged, not nested."""
 
     def format(self, record: logging.LogRecord) -> str:
+        exception = self.formatException(record.exc_info) if record.exc_info else None
+        fields = getattr(record, "fields", None)
+        return self.render(record.created, record.levelname.lower(), record.name, record.getMessage(),
+                           fields if isinstance(fields, dict) else None, exception)
+
+    def render(self, created: float, level: str, logger: str, message: str, fields: dict[str, Any] | None,
+               exception: str | None = None) -> str:
+        """The line for one event (``format`` of a record, and :func:`log_review`'s direct path)."""
         out: dict[str, Any] = {
-            "ts": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
+            "ts": _timestamp(created),
+            "level": level,
+            "logger": logger,
         }
-        message = record.getMessage()
         try:
             parsed = json.loads(message) if message.startswith("{") else None
         except ValueError:
@@ -63,17 +93,16 @@ class JsonFormatter(logging.Formatter):
             out.update(parsed)
         else:
             out["msg"] = message
-        fields = getattr(record, "fields", None)
-        if isinstance(fields, dict):
+        if fields is not None:
             out.update(fields)
         for key, value in out.items():  # clip in place: most fields are short strings, kept as they are
             if isinstance(value, str):
                 if len(value) > MAX_FIELD_CHARS:
                     out[key] = clip(value)
-            elif isinstance(value, list | tuple):
+            elif isinstance(value, _SEQUENCES):
                 out[key] = _bounded(value)
-        if record.exc_info:
-            out["exception"] = clip(self.formatException(record.exc_info), MAX_EXCEPTION_CHARS)
+        if exception is not None:
+            out["exception"] = clip(exception, MAX_EXCEPTION_CHARS)
         line = _dumps(out)
         if len(line) > MAX_RECORD_CHARS:  # many long fields together: keep what identifies the event
             core = {key: out[key] for key in _CORE if key in out}
@@ -105,11 +134,49 @@ def configure_logging(level: str = "info") -> None:
         logger.propagate = False
 
 
+def _direct_handler() -> logging.StreamHandler[Any] | None:
+    """The one JSON stream handler a review line reaches (as :func:`configure_logging` sets it up),
+    when nothing else — another handler, a filter — is on the way; else None."""
+    found: list[logging.Handler] = []
+    logger: logging.Logger | None = review_log
+    while logger is not None:
+        if logger.filters:
+            return None
+        found.extend(logger.handlers)
+        logger = logger.parent if logger.propagate else None
+    if len(found) != 1:
+        return None
+    handler = found[0]
+    if (type(handler) is not logging.StreamHandler or handler.filters or handler.level > logging.INFO
+            or not isinstance(handler.formatter, JsonFormatter)):
+        return None
+    return handler
+
+
 def log_review(**fields: Any) -> None:
     """The one line per review: uid, kind, namespace, name, operation, decision, reasons, ms.
 
-    The record is made directly rather than through ``Logger.info``, which would also look up the
+    Written straight to the handler's stream, as its own ``emit`` would write the record, when
+    :func:`configure_logging`'s JSON handler is the only one on the way (the server's case): a
+    ``LogRecord`` and the handler chain cost more than the line itself, on every review.  Else the
+    record is made directly rather than through ``Logger.info``, which would also look up the
     caller's file and line (a stack walk on every review) that the JSON line never shows."""
-    if review_log.isEnabledFor(logging.INFO):
-        review_log.handle(review_log.makeRecord(review_log.name, logging.INFO, "", 0, "review", (), None,
-                                                extra={"fields": fields}))
+    if not review_log.isEnabledFor(logging.INFO):
+        return
+    handler = _direct_handler()
+    if handler is None:
+        review_log.handle(_record(fields))
+        return
+    formatter = handler.formatter
+    assert isinstance(formatter, JsonFormatter)
+    line = formatter.render(time.time(), "info", review_log.name, "review", fields)
+    with handler.lock or contextlib.nullcontext():
+        try:
+            handler.stream.write(line + handler.terminator)
+            handler.flush()
+        except Exception:  # as StreamHandler.emit does: the handler reports it, the review goes on
+            handler.handleError(_record(fields))
+
+
+def _record(fields: dict[str, Any]) -> logging.LogRecord:
+    return review_log.makeRecord(review_log.name, logging.INFO, "", 0, "review", (), None, extra={"fields": fields})

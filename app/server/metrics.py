@@ -187,14 +187,23 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_LiveCollector(probe))
+        self._series: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 
     def observe(self, route: str, decision: str, reason: str, seconds: float,
                 fail_open: str | None = None) -> None:
-        """One admission review; ``fail_open`` names why it was let through undecided."""
-        self.requests.labels(route, decision, reason or "none").inc()
+        """One admission review; ``fail_open`` names why it was let through undecided.
+
+        The labelled series are kept by their labels (``labels()`` takes a lock and builds a key on
+        every call); no more of them than the registry holds anyway."""
+        key = (route, decision, reason)
+        series = self._series.get(key)
+        if series is None:
+            series = (self.requests.labels(route, decision, reason or "none"), self.latency.labels(route))
+            self._series[key] = series
+        series[0].inc()
         if fail_open is not None:
             self.fail_open.labels(route, fail_open).inc()
-        self.latency.labels(route).observe(seconds)
+        series[1].observe(seconds)
 
     def observe_lint(self, outcome: str, seconds: float) -> None:
         self.lint_requests.labels(outcome).inc()

@@ -125,7 +125,8 @@ def test_an_answer_that_quotes_a_name_is_kept_under_that_name(src: Source) -> No
     quoting = ObjectReview(ref=ref, findings=[Finding.for_object(ref, Severity.WARNING, Reason.SATISFIABILITY_UNKNOWN,
                                                                  'claim "quoted" is odd')])
     memo.put(key, src.snap, OPTIONS, quoting, current=True)  # type: ignore[arg-type]
-    assert memo.get(key, src.snap, OPTIONS) is quoting  # type: ignore[arg-type]
+    remembered = memo.get(key, src.snap, OPTIONS)  # type: ignore[arg-type]
+    assert remembered is not None and remembered.review is quoting
     other = memo_key(call_of(claim("another")), "validate", src.snapshot())  # type: ignore[arg-type]
     assert other is not None and other.digest == key.digest  # alike but for the name ...
     assert memo.get(other, src.snap, OPTIONS) is None  # type: ignore[arg-type]  # ... and not answered for it
@@ -345,7 +346,7 @@ def test_no_answer_crosses_namespaces(busy: Source) -> None:
         assert key is not None
         remembered = memo.get(key, busy.snap, OPTIONS)  # type: ignore[arg-type]
         assert remembered is not None
-        seen[ns] = orjson.dumps([(f.message, f.details) for f in remembered.findings]).decode()
+        seen[ns] = orjson.dumps([(f.message, f.details) for f in remembered.review.findings]).decode()
     assert "train-1" in seen["team-a"] and "train-1" not in seen["team-b"]
     assert "secret-job" in seen["team-b"] and "secret-job" not in seen["team-a"]
 
