@@ -29,7 +29,7 @@ _QUOTED = re.compile(
     r"""(^|[\[{,]|[:-][ \t])[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*')""", re.MULTILINE
 )
 """A quoted scalar on one line, where a scalar starts (a line's start, after ``[``, ``{``, ``,``,
-``: `` or ``- ``): its text is a string in every reader, so its words are not tokens to judge."""
+``: `` or ``- ``): its text is a string in every reader, so its words are not tokens to judge (it is read as the plain word ``q``)."""
 _COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[^\n]*", re.MULTILINE)
 _RISKY_TOKEN = re.compile(
     "|".join(
@@ -72,7 +72,7 @@ def needs_careful_reader(text: str) -> bool:
     """
     if _CONTROL.search(text) or text.startswith("%") or "\n%" in text:
         return True
-    view = _QUOTED.sub(r"\1 ", text) if ('"' in text or "'" in text) else text
+    view = _QUOTED.sub(r"\1q", text) if ('"' in text or "'" in text) else text
     view = _COMMENT.sub("", view) if "#" in view else view
     tokens = set(view.split())
     flow = [t for t in tokens if _FLOW_CHARS.search(t)]
