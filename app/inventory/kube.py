@@ -30,7 +30,16 @@ from .claims import ClaimReducer
 from .cluster import HeldClaim, ObjectKey
 from .held import with_cluster
 from .kubeconfig import KubeConfig, KubeError, make_client
-from .reflector import ApiError, Backoff, GoneError, MalformedWatchError, list_pages, reflect, watch_events
+from .reflector import (
+    ApiError,
+    Backoff,
+    GoneError,
+    MalformedWatchError,
+    list_pages,
+    reflect,
+    run_together,
+    watch_events,
+)
 
 if TYPE_CHECKING:
     from ..k8s import Finding
@@ -313,12 +322,7 @@ class KubeInventory:
             tasks = [asyncio.create_task(self._reflect(client, s), name=f"watch-{n}")
                      for n, s in self._streams.items()]
             tasks.append(asyncio.create_task(self._rebuild_loop(), name="inventory-rebuild"))
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+            await run_together(tasks)
 
     def _changed(self, stream: _Stream) -> None:
         if not stream.resource.held:
