@@ -78,6 +78,8 @@ from celpy import celtypes
 from celpy.evaluation import Activation, CELEvalError, Evaluator, Result
 
 from ..k8s import check_budget
+from .celpy_shape import MAX_CELPY_DEPTH, unsupported_reason
+from .celpy_shape import skip as _skip
 from .cost import COST_LIMIT
 from .device import CelDevice
 from .errors import EvalError
@@ -89,7 +91,6 @@ __all__ = [
     "MAX_CELPY_DEPTH", "CelpyProgram", "device_value", "prepare", "run", "to_cel", "to_py", "unsupported_reason",
 ]
 
-MAX_CELPY_DEPTH = 96  # surviving tree levels; ~6 Python frames each inside cel-python's evaluator
 
 BoolType = celtypes.BoolType
 IntType = celtypes.IntType
@@ -304,8 +305,6 @@ def _type_error(fn: str, v: Any) -> _KErr:
 
 
 # --------------------------------------------------------------------------- tree helpers
-_COLLAPSIBLE = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary",
-                          "member", "paren_expr"})
 _BINARY = {
     "relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_", "relation_eq": "_==_",
     "relation_ne": "_!=_", "relation_in": "_in_", "addition_add": "_+_", "addition_sub": "_-_",
@@ -330,30 +329,9 @@ def _macro_vars(name: str, nargs: int) -> int:
     return 0
 
 
-def _skip(t: Any) -> Any:
-    """Drop single-child precedence wrappers (and parentheses, and ``primary`` around a literal)."""
-    while isinstance(t, lark.Tree) and len(t.children) == 1 and isinstance(t.children[0], lark.Tree) and (
-        t.data in _COLLAPSIBLE or (t.data == "primary" and t.children[0].data in ("literal", "paren_expr"))
-    ):
-        t = t.children[0]
-    return t
-
-
 def _collapse(t: lark.Tree[Any]) -> lark.Tree[Any]:
     t = _skip(t)
     return lark.Tree(t.data, [_collapse(c) if isinstance(c, lark.Tree) else c for c in t.children], t.meta)
-
-
-def _depth(root: lark.Tree[Any]) -> int:
-    """Depth of the collapsed tree, computed without recursion."""
-    best = 0
-    stack: list[tuple[Any, int]] = [(root, 1)]
-    while stack:
-        t, d = stack.pop()
-        t = _skip(t)
-        best = max(best, d)
-        stack.extend((c, d + 1) for c in t.children if isinstance(c, lark.Tree))
-    return best
 
 
 def _ident_name(t: Any) -> str | None:
@@ -378,13 +356,6 @@ def _node_cost(t: lark.Tree[Any]) -> int:
         cd = c.data if isinstance(c, lark.Tree) else ""
         return {"ident": 1, "dot_ident": 1, "ident_arg": 1, "list_lit": 10, "map_lit": 30}.get(cd, 0)
     return 0
-
-
-def unsupported_reason(tree: lark.Tree[Any]) -> str | None:
-    """Why cel-python's evaluator cannot run this expression at all, or None (decided once, at compile time)."""
-    if _depth(tree) > MAX_CELPY_DEPTH:
-        return f"nests deeper than {MAX_CELPY_DEPTH} levels, more than draguard's CEL evaluator can run"
-    return None
 
 
 # --------------------------------------------------------------------------- program

@@ -20,18 +20,23 @@ compile cache is keyed by engine name, so an oracle's selectors never leak into 
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import lark
 
 from ..k8s import DraguardError
 from . import ast as A
-from . import celpy_engine
+from .celpy_shape import unsupported_reason
 from .device import CelDevice
 from .typecheck import Checked
+
+if TYPE_CHECKING:
+    from .celpy_engine import CelpyProgram
 
 __all__ = ["CelPythonEngine", "Engine", "ProgramSource", "UnsupportedExpression", "default_engine", "engine_scope"]
 
@@ -64,18 +69,51 @@ class Engine(Protocol):
 
 
 class CelPythonEngine:
-    """cel-python's evaluator (:mod:`app.cel.celpy_engine`): the production engine."""
+    """cel-python's evaluator (:mod:`app.cel.celpy_engine`): the production engine.
+
+    Why ``prepare`` only checks and defers: a lint validates every selector but evaluates one
+    only against an inventory, and cel-python (with pendulum and dateutil behind it) costs
+    ~0.05 s to import.  Whether the engine can run the expression is decided here, on the tree
+    (:mod:`app.cel.celpy_shape`); cel-python is imported and the program built on the first
+    evaluation (:class:`DeferredProgram`)."""
 
     name = "celpy"
 
-    def prepare(self, program: ProgramSource) -> celpy_engine.CelpyProgram:
-        reason = celpy_engine.unsupported_reason(program.tree)
+    def prepare(self, program: ProgramSource) -> DeferredProgram:
+        reason = unsupported_reason(program.tree)
         if reason is not None:
             raise UnsupportedExpression(reason)
-        return celpy_engine.prepare(program.tree, program.counting)
+        return DeferredProgram(program.tree, program.counting)
 
-    def run(self, prepared: celpy_engine.CelpyProgram, device: CelDevice) -> Any:
-        return celpy_engine.run(prepared, device)
+    def run(self, prepared: DeferredProgram, device: CelDevice) -> Any:
+        return _celpy_engine().run(prepared.program(), device)
+
+
+class DeferredProgram:
+    """A selector the cel-python engine accepted, built into a :class:`~app.cel.celpy_engine.CelpyProgram`
+    on its first evaluation (once: a lock, and the built program is immutable)."""
+
+    __slots__ = ("_built", "_counting", "_lock", "_tree")
+
+    def __init__(self, tree: lark.Tree[Any], counting: bool) -> None:
+        self._tree = tree
+        self._counting = counting
+        self._built: CelpyProgram | None = None
+        self._lock = threading.Lock()
+
+    def program(self) -> CelpyProgram:
+        built = self._built
+        if built is None:
+            with self._lock:
+                if self._built is None:
+                    self._built = _celpy_engine().prepare(self._tree, self._counting)
+                built = self._built
+        return built
+
+
+def _celpy_engine() -> Any:
+    """:mod:`app.cel.celpy_engine`, imported on first use (see :class:`CelPythonEngine`)."""
+    return importlib.import_module(".celpy_engine", __package__)
 
 
 _PRODUCTION: Engine = CelPythonEngine()

@@ -17,6 +17,7 @@ find the next error; the first ERROR line always has cel-go's position.  Exact A
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import tempfile
@@ -24,7 +25,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import celpy
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
@@ -77,13 +77,22 @@ def _bool_literal(tok: lark.Token) -> lark.Token:
 def _parser() -> lark.Lark:
     global _lark
     if _lark is None:
-        grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
+        grammar = _celpy_folder().joinpath("cel.lark").read_text()
         _lark = lark.Lark(
             grammar, parser="lalr", start="expr", g_regex_flags=re.M, propagate_positions=True,
             maybe_placeholders=False, priority="invert", lexer_callbacks={"IDENT": _bool_literal},
             cache=_grammar_cache_file(),
         )
     return _lark
+
+
+def _celpy_folder() -> Path:
+    """Where cel-python is installed, found without importing it (its ``__init__`` imports the
+    evaluator and pendulum: start-up a selector that is only parsed does not need)."""
+    spec = importlib.util.find_spec("celpy")
+    if spec is None or spec.origin is None:  # pragma: no cover - a declared dependency
+        raise ImportError("cel-python (celpy) is not installed")
+    return Path(spec.origin).parent
 
 
 def _grammar_cache_file() -> str | bool:

@@ -7,7 +7,7 @@ Every source of one lives here too, behind :class:`InventorySource`: files, fold
 snapshot; nothing writes to it.
 
 Why the API-server names load lazily (:func:`__getattr__`): :mod:`.kube`, :mod:`.kubeconfig` and
-:mod:`.oneshot` pull in httpx and asyncio (with rich, click, ssl, email through httpx) — ~0.15 s
+:mod:`.oneshot` and :mod:`.reflector` pull in httpx and asyncio (with rich, click, ssl, email through httpx) — ~0.15 s
 of CPU that ``draguard lint`` and the file-only commands never use.  They are imported the first
 time one of their names is asked for (``from ..inventory import read_cluster``); the type checker
 reads them from the ``TYPE_CHECKING`` block as ordinary imports.
@@ -31,12 +31,28 @@ from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
 if TYPE_CHECKING:
-    from .kube import status_message
     from .kubeconfig import KubeConfig, KubeConfigError, load_in_cluster, load_kube_config, make_client
     from .oneshot import ClusterRead, ReadError, read_cluster
+    from .reflector import (
+        ApiError,
+        Backoff,
+        GoneError,
+        MalformedWatchError,
+        list_pages,
+        reflect,
+        status_message,
+        watch_events,
+    )
 
 _LAZY = {
-    "status_message": ".kube",
+    "ApiError": ".reflector",
+    "Backoff": ".reflector",
+    "GoneError": ".reflector",
+    "MalformedWatchError": ".reflector",
+    "list_pages": ".reflector",
+    "reflect": ".reflector",
+    "status_message": ".reflector",
+    "watch_events": ".reflector",
     "KubeConfig": ".kubeconfig",
     "KubeConfigError": ".kubeconfig",
     "load_in_cluster": ".kubeconfig",
@@ -62,18 +78,22 @@ __all__ = [
     "EMPTY_CLUSTER",
     "POTENTIAL_ANNOTATION",
     "Allocations",
+    "ApiError",
     "AttrValue",
+    "Backoff",
     "BoundedCache",
     "ClaimReducer",
     "ClusterRead",
     "ClusterState",
     "DeviceRecord",
+    "GoneError",
     "HeldClaim",
     "InputError",
     "Inventory",
     "InventorySource",
     "KubeConfig",
     "KubeConfigError",
+    "MalformedWatchError",
     "NoInventory",
     "NodeGroup",
     "NodeInfo",
@@ -88,6 +108,7 @@ __all__ = [
     "compute_allocations",
     "held_view",
     "is_potential",
+    "list_pages",
     "load_in_cluster",
     "load_kube_config",
     "load_paths",
@@ -98,6 +119,8 @@ __all__ = [
     "only_groups",
     "open_inventory",
     "read_cluster",
+    "reflect",
     "status_message",
+    "watch_events",
     "with_cluster",
 ]

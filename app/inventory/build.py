@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
@@ -489,37 +489,24 @@ def _group_nodes(
             if ok is not False:
                 chosen.append(idx)
         per_node[tuple(sorted(chosen))].append(node)
-    # what of a pool decides a search: usability and counter limits (once per pool, not per group)
-    sigs = {k: (p.complete, p.invalid is None, p.counter_signature) for k, p in pools.items()}
     groups: list[NodeGroup] = []
     for devs, names in per_node.items():
         # a group of both kinds is split: the real nodes reach these devices now
         for potential in (False, True):
             members = tuple(n for n in names if (n in potential_nodes) is potential)
             if members:
-                group = _make_group(members, devs, devices, sigs, assumed=not nodes)
+                group = _make_group(members, devs, devices, assumed=not nodes)
                 if potential or any(i in potential_devices for i in devs):
                     group = dataclasses.replace(group, potential=True)
                 groups.append(group)
     if not node_names and (everywhere or selected):
         devs = tuple(sorted(everywhere + [i for i, _ in selected]))
-        group = _make_group((), devs, devices, sigs, assumed=True)
+        group = _make_group((), devs, devices, assumed=True)
         groups.append(dataclasses.replace(group, potential=any(i in potential_devices for i in devs)))
     groups.sort(key=lambda g: (g.potential, g.nodes))  # existing nodes first: "now" is found first
     return tuple(groups)
 
 
-def _make_group(
-    names: tuple[str, ...], devs: tuple[int, ...], devices: list[DeviceRecord], pool_sigs: Mapping[PoolKey, object], *, assumed: bool
-) -> NodeGroup:
-    pool_keys: list[PoolKey] = []
-    local: dict[PoolKey, int] = {}
-    layout: list[tuple[int, int]] = []
-    for i in devs:
-        key = devices[i].pool_key
-        if key not in local:
-            local[key] = len(pool_keys)
-            pool_keys.append(key)
-        layout.append((local[key], devices[i].profile))
-    pool_sig = tuple(pool_sigs[k] for k in pool_keys)
-    return NodeGroup(names, devs, tuple(pool_keys), (tuple(layout), pool_sig), assumed)
+def _make_group(names: tuple[str, ...], devs: tuple[int, ...], devices: Sequence[DeviceRecord], *, assumed: bool) -> NodeGroup:
+    pool_keys = tuple(dict.fromkeys(devices[i].pool_key for i in devs))  # first-seen order
+    return NodeGroup(names, devs, pool_keys, assumed)

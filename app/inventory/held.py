@@ -180,7 +180,6 @@ def held_view(inventory: Inventory) -> Inventory:
                 left = total if used_q is None else total.sub(used_q)
                 sets[set_name][cname] = left if left.nanos >= 0 else Quantity(0)
         pools[key] = dataclasses.replace(pool, counter_sets=sets)
-    sigs = {k: (p.complete, p.invalid is None, p.counter_signature) for k, p in pools.items()}
     groups: list[NodeGroup] = []
     reached: set[int] = set()
     for group in inventory.groups:
@@ -188,7 +187,7 @@ def held_view(inventory: Inventory) -> Inventory:
             continue
         reached.update(group.devices)
         free = tuple(i for i in group.devices if i not in alloc.dedicated)
-        groups.append(_make_group(group.nodes, free, devices, sigs, assumed=group.assumed))
+        groups.append(_make_group(group.nodes, free, devices, assumed=group.assumed))
     # ``reachable`` stays "devices an existing node reaches": a held device is not missing from
     # the cluster (no doubt about registration), it is taken — the groups say that
     reachable = tuple(sorted(reached))

@@ -16,12 +16,10 @@ assignment, so readers (review threads) always see a complete snapshot.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +30,7 @@ from .claims import ClaimReducer
 from .cluster import HeldClaim, ObjectKey
 from .held import with_cluster
 from .kubeconfig import KubeConfig, KubeError, make_client
+from .reflector import ApiError, Backoff, GoneError, MalformedWatchError, list_pages, reflect, watch_events
 
 if TYPE_CHECKING:
     from ..k8s import Finding
@@ -55,26 +54,6 @@ _CLAIMS_PACE_FACTOR = 4.0
 fifth of the time goes to re-summing allocations under steady churn."""
 _CLAIMS_PACE_MAX = 30.0
 """Seconds: the longest the "now" state may lag behind the cluster's claims under churn."""
-
-# ------------------------------------------------------------------ errors
-class ApiError(KubeError):
-    """The API server answered with an error status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"HTTP {status}: {message}")
-        self.status = status
-
-
-class GoneError(ApiError):
-    """``410 Gone``: the resourceVersion we resume from is compacted away; relist."""
-
-    def __init__(self, message: str = "resource version too old") -> None:
-        super().__init__(410, message)
-
-
-class MalformedWatchError(KubeError):
-    """A watch event that is not a JSON watch event; the stream cannot be trusted, relist."""
-
 
 # ------------------------------------------------------------------ resources
 @dataclass(frozen=True)
@@ -166,24 +145,6 @@ CLAIM_RESOURCES: tuple[Resource, ...] = (
              held="template"),
 )
 RESOURCES: tuple[Resource, ...] = DEVICE_RESOURCES + CLAIM_RESOURCES
-
-
-# ------------------------------------------------------------------ backoff
-@dataclass
-class Backoff:
-    """Exponential backoff with full jitter, so many replicas do not retry in lockstep."""
-
-    initial: float = 0.5
-    maximum: float = 30.0
-    _attempt: int = 0
-
-    def next_delay(self) -> float:
-        cap = min(self.maximum, self.initial * (2**self._attempt))
-        self._attempt = min(self._attempt + 1, 30)
-        return random.uniform(cap / 2, cap)
-
-    def reset(self) -> None:
-        self._attempt = 0
 
 
 # ------------------------------------------------------------------ per-resource state
@@ -424,26 +385,19 @@ class KubeInventory:
 
     async def _reflect(self, client: httpx.AsyncClient, stream: _Stream) -> None:
         backoff = Backoff(*self._backoff)
-        while True:
-            try:
-                if stream.resource_version is None:
-                    await self._list(client, stream)
-                    backoff.reset()
-                await self._watch(client, stream, backoff)
-                # a watch that ends normally (server timeout) resumes from the last version
-            except asyncio.CancelledError:
-                raise
-            except (GoneError, MalformedWatchError) as exc:
-                self._note_failure(stream, exc)
+
+        async def failed(exc: Exception) -> None:
+            self._note_failure(stream, exc)
+            self.restarts += 1
+            if isinstance(exc, (GoneError, MalformedWatchError)):
                 stream.resource_version = None  # relist: our resume point is unusable
                 self.relists += 1
-                self.restarts += 1
-                if isinstance(exc, MalformedWatchError):
-                    await asyncio.sleep(backoff.next_delay())
-            except Exception as exc:  # anything else: never let one odd response end the watch
-                self._note_failure(stream, exc)
-                self.restarts += 1
-                await asyncio.sleep(backoff.next_delay())
+                if isinstance(exc, GoneError):
+                    return  # at once: the data is fine, only the resume point is gone
+            await asyncio.sleep(backoff.next_delay())
+
+        await reflect(needs_list=lambda: stream.resource_version is None, list_once=lambda: self._list(client, stream),
+                      watch_once=lambda: self._watch(client, stream, backoff), failed=failed, backoff=backoff)
 
     def _note_failure(self, stream: _Stream, exc: BaseException) -> None:
         stream.last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -459,70 +413,37 @@ class KubeInventory:
 
     async def _list(self, client: httpx.AsyncClient, stream: _Stream) -> None:
         objects: dict[str, Any] = {}
-        cont: str | None = None
-        rv: str | None = None
-        for _ in range(100_000):  # bounded: 500 per page
-            params: dict[str, str | int] = {"limit": self._page_size}
-            if cont:
-                params["continue"] = cont
-            resp = await client.get(stream.resource.path, params=params,
-                                    headers={"Accept": stream.resource.accept(watch=False)})
-            _raise_for_status(resp)
-            body = resp.json()
-            # an empty PartialObjectMetadataList has "items": null (Go's nil slice), not []
-            if not isinstance(body, dict) or not isinstance(body.get("items") or [], list):
-                raise MalformedWatchError(f"list of {stream.resource.name} is not a List")
-            for item in body.get("items") or []:
-                if isinstance(item, dict):
-                    stream.resource.restore_kind(item)
-                    key = _object_key(item)
-                    if stream.resource.held:
-                        reduced: Any = (self._reducer.claim(item) if stream.resource.held == "claim"
-                                        else self._reducer.template(item))
-                        if reduced is not None:
-                            objects[key] = reduced
-                    else:
-                        objects[key] = stream.resource.keep(item)
-            meta = body.get("metadata") or {}
-            rv = str(meta.get("resourceVersion") or "") or None
-            cont = meta.get("continue") or None
-            if not cont:
-                break
+        resource = stream.resource
+
+        def keep(item: dict[str, Any]) -> None:
+            resource.restore_kind(item)
+            key = _object_key(item)
+            if resource.held:
+                reduced: Any = self._reducer.claim(item) if resource.held == "claim" else self._reducer.template(item)
+                if reduced is not None:
+                    objects[key] = reduced
+            else:
+                objects[key] = resource.keep(item)
+
+        rv = await list_pages(client, resource.path, page_size=self._page_size, what=resource.name, keep=keep,
+                              headers={"Accept": resource.accept(watch=False)})
         stream.objects = objects  # replace wholesale: deletions during a gap disappear too
-        stream.resource_version = rv or "0"
+        stream.resource_version = rv
         stream.listed = True
         self._note_contact(stream)
         self._changed(stream)
 
     async def _watch(self, client: httpx.AsyncClient, stream: _Stream, backoff: Backoff) -> None:
-        timeout = random.randint(*self._watch_timeout)
-        params: dict[str, str | int] = {
-            "watch": "true",
-            "allowWatchBookmarks": "true",
-            "resourceVersion": stream.resource_version or "0",
-            "timeoutSeconds": timeout,
-        }
-        req_timeout = httpx.Timeout(connect=5.0, read=timeout + 30.0, write=10.0, pool=5.0)
-        headers = {"Accept": stream.resource.accept(watch=True)}
-        async with client.stream("GET", stream.resource.path, params=params, timeout=req_timeout,
-                                 headers=headers) as resp:
-            if resp.status_code != 200:
-                await resp.aread()
-                _raise_for_status(resp)
-            self._note_contact(stream)
-            async for event in _events(resp.aiter_lines()):
-                self._apply(stream, event)
-                backoff.reset()
+        events = watch_events(client, stream.resource.path, resource_version=stream.resource_version,
+                              timeout_seconds=self._watch_timeout, headers={"Accept": stream.resource.accept(watch=True)},
+                              on_open=lambda: self._note_contact(stream))
+        async for event in events:
+            self._apply(stream, event)
+            backoff.reset()
 
     def _apply(self, stream: _Stream, event: dict[str, Any]) -> None:
         etype = event["type"]
         obj = event["object"]
-        if etype == "ERROR":
-            code = obj.get("code") if isinstance(obj, dict) else None
-            message = str(obj.get("message", "")) if isinstance(obj, dict) else ""
-            if code == 410 or (isinstance(obj, dict) and obj.get("reason") in ("Expired", "Gone")):
-                raise GoneError(message or "resource version too old")
-            raise ApiError(int(code) if isinstance(code, int) else 500, message or "watch error")
         rv = _object_rv(obj)
         if etype == "BOOKMARK":
             if rv:
@@ -541,39 +462,3 @@ class KubeInventory:
             stream.resource_version = rv
         self._note_contact(stream)
         self._changed(stream)
-
-
-def status_message(resp: httpx.Response) -> str:
-    """What the API server says went wrong: its ``Status`` message, else the HTTP reason phrase."""
-    with contextlib.suppress(ValueError, AttributeError):
-        body = resp.json()
-        if isinstance(body, dict) and body.get("message"):
-            return str(body["message"])
-    return resp.reason_phrase
-
-
-def _raise_for_status(resp: httpx.Response) -> None:
-    if resp.status_code < 300:
-        return
-    message = status_message(resp)
-    if resp.status_code == 410:
-        raise GoneError(message)
-    raise ApiError(resp.status_code, message)
-
-
-async def _events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
-    """Watch events from a line-delimited JSON stream; anything else is a broken stream."""
-    async for line in lines:
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError as exc:
-            raise MalformedWatchError(f"watch event is not JSON: {line[:80]!r}") from exc
-        if (
-            not isinstance(event, dict)
-            or not isinstance(event.get("type"), str)
-            or not isinstance(event.get("object"), dict)
-        ):
-            raise MalformedWatchError(f"not a watch event: {line[:80]!r}")
-        yield event

@@ -22,8 +22,8 @@ from .build import build_inventory
 from .claims import ClaimReducer
 from .cluster import HeldClaim, ObjectKey
 from .held import with_cluster
-from .kube import status_message
 from .kubeconfig import KubeConfig, KubeError, make_client
+from .reflector import status_message
 from .snapshot import Inventory
 
 __all__ = ["ClusterRead", "ReadError", "read_cluster"]

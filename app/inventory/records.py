@@ -116,14 +116,13 @@ class NodeGroup:
     """Nodes that reach exactly the same devices, so one search answers for all of them.
 
     ``devices`` are indices into :attr:`Inventory.devices` in the order the allocator visits
-    them (pool, slice, position in slice).  ``signature`` is equal for groups whose devices have
-    the same shapes in the same pool layout: their answers are equal too.
+    them (pool, slice, position in slice).  Groups whose devices have the same profiles in the
+    same pool layout form a node class (``Projection.group_classes``): their answers are equal.
     """
 
     nodes: tuple[str, ...]
     devices: tuple[int, ...]
     pools: tuple[PoolKey, ...]
-    signature: tuple[Any, ...]
     assumed: bool = False
     """True when the group stands for "some node" because Node objects are unknown."""
     potential: bool = False

@@ -222,11 +222,8 @@ class _Locator:
             return
         start, end = spans[index]
         line0 = self._text.count("\n", 0, start)
-        for doc in _positions_only(self._text[start:end], self._source):
+        for doc in _positions_only(self._text[start:end], self._source, line0):
             doc.index = index
-            doc._line += line0
-            doc._positions = {k: (ln + line0, col) for k, (ln, col) in doc._positions.items()}
-            doc._key_positions = {k: (ln + line0, col) for k, (ln, col) in doc._key_positions.items()}
             self._found[(index, doc.item)] = doc
         self._done.add(index)
 
@@ -496,7 +493,7 @@ def _skipped_kind(value: Any) -> str | None:
     return None if kind in CHECKED_KINDS or kind in INVENTORY_KINDS else kind
 
 
-def _positions_only(text: str, source: str) -> list[Document]:
+def _positions_only(text: str, source: str, line0: int = 0) -> list[Document]:
     """Every document of ``text`` (one the fast path read) with its positions and no object.
 
     What :func:`_record` records from the node tree of :func:`_decode_with_positions`, read from
@@ -505,7 +502,8 @@ def _positions_only(text: str, source: str) -> list[Document]:
     Every document counts (empty ones and scalars too, as the careful decoder numbers them); a
     ``kind: …List`` document is split into its items as :func:`_split_list` splits the object.
     Anything the fast path never lets through (an alias), or that libyaml refuses where the fast
-    reader did not (nesting deeper than libyaml's limit), is decoded the careful way.
+    reader did not (nesting deeper than libyaml's limit), is decoded the careful way.  ``line0``
+    is added to every line (``text`` is a span of a larger text that starts there).
     """
     out: list[Document] = []
     loader = _Loader(text)
@@ -519,15 +517,15 @@ def _positions_only(text: str, source: str) -> list[Document]:
             if not isinstance(event, yaml.DocumentStartEvent):
                 continue
             root = get()
-            located = _located_document(root, get, source, index)
+            located = _located_document(root, get, source, index, line0 + 1)
             if located is None:
-                return _decode_with_positions(text, source).documents
+                return _shifted(_decode_with_positions(text, source).documents, line0)
             out.extend(located)
             index += 1
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):
         # what the fast reader took and libyaml refuses (its nesting limit, a scalar it reads
         # otherwise): the careful decoder's answer, as before — the documents before the error
-        return _decode_with_positions(text, source).documents
+        return _shifted(_decode_with_positions(text, source).documents, line0)
     finally:
         loader.dispose()
     return out
@@ -538,11 +536,12 @@ _CONTAINER_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 _MAX_RECORDED_DEPTH = 200  # :func:`_record`'s limit: children of deeper nodes are not recorded
 
 
-def _located_document(root: Any, get: Any, source: str, index: int) -> list[Document] | None:
+def _located_document(root: Any, get: Any, source: str, index: int, first: int) -> list[Document] | None:
     """The positions of one document whose first event is ``root`` (its events read with ``get``,
-    up to and including its end), as :func:`_record` records them; ``None`` on an alias."""
+    up to and including its end), as :func:`_record` records them (``first``: the number of the
+    text's first line); ``None`` on an alias."""
     mark = root.start_mark
-    line, column = mark.line + 1, mark.column + 1
+    line, column = mark.line + first, mark.column + 1
     if root.__class__ is not _MAP_START and root.__class__ is not _SEQ_START:
         if not isinstance(root, _SCALAR):
             return None
@@ -578,7 +577,7 @@ def _located_document(root: Any, get: Any, source: str, index: int) -> list[Docu
                 else:
                     top[2] = event.value
                     m = event.start_mark
-                    key_positions[(*top[1], event.value)] = (m.line + 1, m.column + 1)
+                    key_positions[(*top[1], event.value)] = (m.line + first, m.column + 1)
                 continue
             top[3] = True
             if top[2] is _SKIP:
@@ -590,7 +589,7 @@ def _located_document(root: Any, get: Any, source: str, index: int) -> list[Docu
             path = (*top[1], top[2])
             top[2] += 1
         m = event.start_mark
-        positions[path] = (m.line + 1, m.column + 1)
+        positions[path] = (m.line + first, m.column + 1)
         if len(path) == 1 and top[0]:
             if path[0] == "kind":
                 kind = event.value if cls is _SCALAR else None
@@ -615,6 +614,16 @@ def _located_document(root: Any, get: Any, source: str, index: int) -> list[Docu
 
 
 _SKIP = object()
+
+
+def _shifted(documents: list[Document], line0: int) -> list[Document]:
+    """``documents`` of a span that starts at line ``line0 + 1`` of the whole text, renumbered."""
+    if line0:
+        for doc in documents:
+            doc._line += line0
+            doc._positions = {k: (ln + line0, col) for k, (ln, col) in doc._positions.items()}
+            doc._key_positions = {k: (ln + line0, col) for k, (ln, col) in doc._key_positions.items()}
+    return documents
 
 
 def _decode_with_positions(text: str, source: str = "", max_documents: int | None = MAX_DOCUMENTS) -> DecodeResult:

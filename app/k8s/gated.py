@@ -136,7 +136,8 @@ def _trie(patterns: tuple[Pattern, ...]) -> _Trie:
 
 
 _TRIES: dict[tuple[Pattern, ...], _Trie] = {}
-"""One trie per group of :data:`_GROUPS`, built on first use: bounded by that fixed table."""
+"""One trie per group of :data:`_GROUPS`, built on first use: bounded by that fixed table (the
+combinations of groups off at a target are :data:`_STEPS`, emptied past :data:`_OFF_LIMIT`)."""
 
 
 def _group_trie(group: GatedGroup) -> _Trie:
@@ -198,20 +199,97 @@ def _group_in_use(obj: Any, group: GatedGroup) -> bool:
     return any(_in_use(c[k]) for matches in _find(obj, group) for c, k, _ in matches)
 
 
+def _off_groups(kind: str, target: Target) -> tuple[tuple[GatedGroup, str], ...]:
+    """The groups of ``kind`` with a gate off at ``target``, and the first such gate of each.
+
+    Remembered per kind and target (every object of a run asks the same question): at most
+    :data:`_OFF_LIMIT` entries, emptied when full — a server has one target, a lint one too."""
+    key = (kind, target.version, tuple(sorted(target.overrides.items())))
+    found = _OFF.get(key)
+    if found is None:
+        found = tuple(
+            (group, off[0])
+            for group in gated_groups(kind)
+            if (off := [gate for gate in group.gates if not target.enabled(gate)])
+        )
+        if len(_OFF) >= _OFF_LIMIT:
+            _OFF.clear()
+        _OFF[key] = found
+    return found
+
+
+_OFF: dict[tuple[str, str, tuple[tuple[str, bool], ...]], tuple[tuple[GatedGroup, str], ...]] = {}
+_OFF_LIMIT = 64
+
+
 def _disabled_groups(kind: str, target: Target, old: dict[str, Any] | None) -> Iterator[tuple[GatedGroup, str]]:
     """The groups to drop at ``target`` and the first gate of each that is off."""
-    for group in gated_groups(kind):
-        off = [gate for gate in group.gates if not target.enabled(gate)]
-        if off and not (old is not None and _group_in_use(old, group)):
-            yield group, off[0]
+    for group, gate in _off_groups(kind, target):
+        if not (old is not None and _group_in_use(old, group)):
+            yield group, gate
 
 
 def has_disabled_fields(kind: str, obj: dict[str, Any], target: Target, old: dict[str, Any] | None = None) -> bool:
     """Whether :func:`drop_disabled_fields` would remove anything (``obj`` is not touched).
 
-    Lets the caller copy the object only when it is about to change.
+    Lets the caller copy the object only when it is about to change.  Without an old object the
+    disabled groups are looked for in one walk of their combined patterns that stops at the
+    first field present (the answer of one ``_find`` per group, which walks every device once
+    per group and collects every match).
     """
+    if old is None:
+        groups = tuple(group for group, _ in _off_groups(kind, target))
+        return bool(groups) and _any_present(obj, _combined_steps(groups))
     return any(any(_find(obj, group)) for group, _ in _disabled_groups(kind, target, old))
+
+
+# A trie for :func:`_any_present`: per node, its field heads (field -> (step, terminal)), and the
+# step for every list item and for every map value (or None).
+_Step = tuple[dict[str, tuple[Any, bool]], Any, Any]
+_STEPS: dict[tuple[Pattern, ...], _Step] = {}
+
+
+def _steps(trie: _Trie) -> _Step:
+    fields = {head: (_steps(child) if child else None, end >= 0)
+              for head, (child, end) in trie.items() if head not in ("[]", "{}")}
+    items = trie.get("[]")
+    values = trie.get("{}")
+    return (fields, _steps(items[0]) if items and items[0] else None,
+            _steps(values[0]) if values and values[0] else None)
+
+
+def _combined_steps(groups: tuple[GatedGroup, ...]) -> _Step:
+    patterns = tuple(p for group in groups for p in group.patterns)
+    steps = _STEPS.get(patterns)
+    if steps is None:
+        if len(_STEPS) >= _OFF_LIMIT:
+            _STEPS.clear()
+        steps = _STEPS[patterns] = _steps(_trie(patterns))
+    return steps
+
+
+def _any_present(obj: Any, steps: _Step) -> bool:
+    """Whether any pattern of ``steps`` names a field present in ``obj`` (what makes ``_find``'s
+    lists non-empty: the key is there, whatever its value).  A map is read by its own keys when
+    it has fewer than the patterns name (an attribute holds one value of the four gated kinds)."""
+    stack: list[tuple[Any, _Step]] = [(obj, steps)]
+    while stack:
+        node, (fields, items, values) = stack.pop()
+        if isinstance(node, dict):
+            if fields:
+                present = [k for k in node if k in fields] if len(node) < len(fields) else \
+                    [k for k in fields if k in node]
+                for key in present:
+                    step, terminal = fields[key]
+                    if terminal:
+                        return True
+                    if step is not None:
+                        stack.append((node[key], step))
+            if values is not None:
+                stack.extend((value, values) for value in node.values())
+        elif isinstance(node, list) and items is not None:
+            stack.extend((item, items) for item in node)
+    return False
 
 
 def drop_disabled_fields(

@@ -186,8 +186,23 @@ def _strip_decimal_zeros(amount: int) -> tuple[int, int]:
     return int(stripped or "0"), len(text) - len(stripped)
 
 
+_CANONICAL: Memo[tuple[int, Format], str] = Memo("canonical quantity texts", 4096)
+"""What :func:`canonical_string` printed, by value and format: an inventory prints the same few
+capacities (``80Gi``) once per device when it keys device profiles by their JSON."""
+
+
 def canonical_string(nanos: int, fmt: Format) -> str:
     """``Quantity.String()`` without a cached text: apimachinery's ``CanonicalizeBytes``."""
+    key = (nanos, fmt)
+    text = _CANONICAL.get(key)
+    if text is None:
+        text = _canonical_string(nanos, fmt)
+        if abs(nanos) < 10**40:  # a short text: huge values are rare and not worth a slot
+            _CANONICAL.put(key, text)
+    return text
+
+
+def _canonical_string(nanos: int, fmt: Format) -> str:
     if nanos == 0:
         return "0"
     if fmt is Format.BINARY_SI:

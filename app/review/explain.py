@@ -141,21 +141,22 @@ def explain_claim(
     answer.now = None if any(n.fail_open for n in now_notes) else False if now_notes else answer.ever
     answer.notes = [*ever_notes, *now_notes]
     now = inventory.held_view()
-    now_groups = {g.nodes: g for g in now.groups}
+    now_groups = {g.nodes: (i, g) for i, g in enumerate(now.groups)}
     memo: dict[object, tuple[bool | None, str]] = {}
     plans = plan_claim(spec, base)
-    for group in inventory.groups:
-        key = ("ever", group.signature)
+    ever_classes, now_classes = _node_classes(inventory), _node_classes(now)
+    for gi, group in enumerate(inventory.groups):
+        key = ("ever", ever_classes[gi])
         if key not in memo:
             notes = check_claim_spec(spec, _only(inventory, group), base=base, budget=budget)
             memo[key] = (_verdict(notes), _first_reason(notes))
         ever, reason = memo[key]
-        now_group = now_groups.get(group.nodes)
+        ni, now_group = now_groups.get(group.nodes, (-1, None))
         now_ok: bool | None = False
         now_reason = "a node the autoscaler can create: not there now" if group.potential else ""
         holders = ""
         if now_group is not None and ever:
-            nkey = ("now", now_group.signature)
+            nkey = ("now", now_classes[ni])
             if nkey not in memo:
                 notes = check_claim_spec(spec, _only(now, now_group), base=base, budget=budget)
                 memo[nkey] = (_verdict(notes), _first_reason(notes))
@@ -173,6 +174,13 @@ def explain_claim(
         answer.classes.append(ClassRow(group.label, group.nodes, ever, now_ok if ever else ever,
                                        reason if not ever else now_reason, holders))
     return answer
+
+
+def _node_classes(inventory: Inventory) -> Sequence[int]:
+    """Per node group, its node class under the full device profile (equal: the same answer for
+    every claim), so each class is searched once."""
+    classes, _ = inventory.profiles.project(None).group_classes(inventory.devices, inventory.groups)
+    return classes
 
 
 def _claim_of(kind_ns_name: tuple[str, str, str], inventory: Inventory, objects: Mapping[tuple[str, str, str], Any]) -> HeldClaim | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..k8s import FieldError, Path, byte_len, go_quote, invalid, required, too_long
+from ..k8s import FieldError, Memo, Path, byte_len, go_quote, invalid, required, too_long
 
 __all__ = [
     "C_IDENTIFIER_MAX_LENGTH",
@@ -229,6 +229,12 @@ def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
     return errs
 
 
+_VALID_QUALIFIED_NAMES: Memo[str, bool] = Memo("valid qualified names", 4096)
+"""Attribute and capacity names that passed :func:`validate_qualified_name`: the same few names
+(``gpu.example.com/model``, ``memory``) key every device of an inventory, and a name's validity
+does not depend on where it stands.  Only valid names are remembered (errors carry their path)."""
+
+
 def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
     """``validateQualifiedName`` (attribute and capacity keys): ``<id>`` or ``<domain>/<id>``.
 
@@ -236,6 +242,15 @@ def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
     TODO; newer releases reject them) — reproduced here on purpose, the conformance sample
     shows ``a.example.com/b/c`` accepted.  Empty parts are *Invalid* with value ``""`` (1.35+).
     """
+    if _VALID_QUALIFIED_NAMES.get(name):
+        return []
+    errs = _qualified_name_errors(name, path)
+    if not errs:
+        _VALID_QUALIFIED_NAMES.put(name, True)
+    return errs
+
+
+def _qualified_name_errors(name: str, path: Path) -> list[FieldError]:
     parts = name.split("/")
     if len(parts) == 1:
         return validate_c_identifier(parts[0], path)

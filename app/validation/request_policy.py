@@ -25,6 +25,7 @@ from ..k8s import (
     CapacityRequestPolicyRange,
     DeviceCapacity,
     FieldError,
+    Memo,
     Path,
     Quantity,
     forbidden,
@@ -61,6 +62,17 @@ def validate_multi_allocatable_capacity(capacity: DeviceCapacity, path: Path) ->
     return validate_request_policy(value, capacity.request_policy, path.child("requestPolicy"))
 
 
+_PolicyKey = tuple[Quantity, Quantity | None, tuple[Quantity, ...], tuple[Quantity | None, ...] | None]
+_VALID_POLICIES: Memo[_PolicyKey, bool] = Memo("valid request policies", 4096)
+"""Capacities and request policies that passed :func:`validate_request_policy`, by their values.
+
+Why: every device of a shareable model carries the same capacity and policy (8 GPUs a node, the
+same 40Gi memory with the same range), and checking one is quantity arithmetic per option.  The
+rules compare values only (``Cmp``, ``Value()``, sign, sum — never a quantity's spelling), and a
+:class:`Quantity` is equal and hashes by its exact value, so equal keys have equal verdicts.
+Only valid ones are remembered: errors carry their path and spell the values."""
+
+
 def validate_request_policy(
     capacity: Quantity, policy: CapacityRequestPolicy, path: Path
 ) -> list[FieldError]:
@@ -68,6 +80,18 @@ def validate_request_policy(
 
     A policy with only ``default`` (or nothing) is accepted without any check.
     """
+    rng = policy.valid_range
+    key: _PolicyKey = (capacity, policy.default, tuple(policy.valid_values),
+                       None if rng is None else (rng.min, rng.max, rng.step))
+    if _VALID_POLICIES.get(key):
+        return []
+    errs = _request_policy_errors(capacity, policy, path)
+    if not errs:
+        _VALID_POLICIES.put(key, True)
+    return errs
+
+
+def _request_policy_errors(capacity: Quantity, policy: CapacityRequestPolicy, path: Path) -> list[FieldError]:
     if policy.valid_values and policy.valid_range is not None:
         return [
             forbidden(

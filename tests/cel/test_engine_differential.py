@@ -17,7 +17,7 @@ import pytest
 from draguard.cel import CelRuntimeError, CompiledSelector, CompileFailure, make_device
 from draguard.cel.celpy_engine import MAX_CELPY_DEPTH, CelpyProgram
 from draguard.cel.device import CelDevice
-from draguard.cel.engines import engine_scope
+from draguard.cel.engines import DeferredProgram, engine_scope
 from draguard.cel.errors import EvalError
 from draguard.cel.selector import _compile, clear_caches
 from draguard.k8s.quantity import parse_quantity
@@ -196,7 +196,7 @@ def test_celpy_runs_bind_two_variable_comprehensions_and_leading_dot_calls_itsel
     for expr in (f"cel.bind(a, {G}, a.index > 1)", f"{G}.all(k, v, v != 1)", ".size(device.driver) > 0",
                  f'{G}.model == "a100"', "[1].transformMap(i, v, v + i)[0] == 1"):
         sel = _compile(expr, True, celpy)
-        assert isinstance(sel, CompiledSelector) and isinstance(sel._prepared, CelpyProgram), expr
+        assert isinstance(sel, CompiledSelector) and isinstance(sel._prepared, DeferredProgram) and isinstance(sel._prepared.program(), CelpyProgram), expr
 
 
 def test_a_tree_too_deep_for_cel_python_is_not_checked_rather_than_rejected() -> None:

@@ -39,6 +39,17 @@ def test_lint_with_an_inventory_loads_no_server_client_or_certificate_code() -> 
     assert loaded.isdisjoint(SERVER_AND_CLIENT), sorted(loaded & set(SERVER_AND_CLIENT))
 
 
+def test_cel_python_loads_only_when_a_selector_is_evaluated() -> None:
+    """Without an inventory the examples' CEL selectors are parsed and checked, never evaluated:
+    cel-python's evaluator (and pendulum behind it) stays out; with one it is loaded and used."""
+    claims = str(ROOT / "examples" / "claims")
+    code, loaded = _lint_modules(claims)
+    assert code in (0, 1) and "lark" in loaded  # the selectors were parsed
+    assert loaded.isdisjoint({"celpy", "pendulum"}), sorted(loaded & {"celpy", "pendulum"})
+    _, loaded = _lint_modules(claims, "--inventory", str(ROOT / "examples" / "inventory"))
+    assert "celpy" in loaded
+
+
 def test_the_api_server_names_still_load_when_asked_for() -> None:
     """The lazy names of ``app.inventory`` are the real ones (the explain/serve doors use them)."""
     probe = ("import sys; from draguard.inventory import KubeConfig, read_cluster, status_message; "

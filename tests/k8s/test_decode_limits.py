@@ -284,9 +284,9 @@ def test_a_finding_in_one_document_decodes_only_that_document_again(monkeypatch:
     seen: list[int] = []
     careful = decode._positions_only
 
-    def recording(t: str, source: str = "") -> Any:
+    def recording(t: str, source: str = "", line0: int = 0) -> Any:
         seen.append(len(t))
-        return careful(t, source)
+        return careful(t, source, line0)
 
     monkeypatch.setattr(decode, "_positions_only", recording)
     assert docs[30].position_of(["metadata", "name"]) == (1 + 30 * 4 + 3, 9)

@@ -5,11 +5,11 @@ Why its own reflector rather than the inventory's: the inventory watches cluster
 keeps objects by name; the audit's kinds are namespaced (keyed by namespace and name), it keeps
 only the parts a review reads (``metadata`` without ``managedFields``, ``spec``, and the two
 status facts that decide whether an object is audited at all), and it must tell the audit loop
-*which* objects changed so that a pass re-reviews only those.  The loop per resource is the same
-as :mod:`app.inventory.kube`'s (client-go's reflector): paged list → watch from its
-``resourceVersion`` with bookmarks → resume, relist on ``410 Gone``, back off with jitter on any
-other error.  A resource the API server refuses (403: RBAC left it out; 404: not served) is
-reported and retried slowly; the audit runs on the others.
+*which* objects changed so that a pass re-reviews only those.  How it talks to the API server is
+the inventory's own (``app/inventory/reflector.py``, client-go's reflector): paged list → watch
+from its ``resourceVersion`` with bookmarks → resume, relist on ``410 Gone`` or a malformed
+stream, back off with jitter on any other error.  A resource the API server refuses (403: RBAC
+left it out; 404: not served) is reported and retried slowly; the audit runs on the others.
 """
 
 from __future__ import annotations
@@ -17,14 +17,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-from ...inventory import KubeConfig, make_client, status_message
+from ...inventory import (
+    ApiError,
+    Backoff,
+    GoneError,
+    KubeConfig,
+    MalformedWatchError,
+    list_pages,
+    make_client,
+    reflect,
+    watch_events,
+)
 from .evaluate import audited
 
 __all__ = ["AUDIT_RESOURCES", "AuditObjects", "AuditResource", "ObjectKey", "trim"]
@@ -94,16 +102,9 @@ def trim(obj: dict[str, Any], resource: AuditResource) -> dict[str, Any]:
     return out
 
 
-class _Gone(Exception):
-    """410: the resume point is compacted away; relist."""
-
-
-class _Refused(Exception):
-    """403/404 on the list: this resource cannot be read (RBAC, or not served)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"HTTP {status}: {message}")
-        self.status = status
+_REFUSED = (403, 404)
+"""Statuses that mean "this resource cannot be read" (RBAC left it out, or it is not served):
+reported, retried slowly, and the audit runs on the others."""
 
 
 @dataclass
@@ -209,89 +210,60 @@ class AuditObjects:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _reflect(self, client: httpx.AsyncClient, stream: _Stream) -> None:
-        attempt = 0
-        while True:
-            try:
-                if stream.resource_version is None:
-                    await self._list(client, stream)
-                    attempt = 0
-                await self._watch(client, stream)
-            except asyncio.CancelledError:
-                raise
-            except _Refused as exc:
+        backoff = Backoff(*self._backoff)
+
+        async def failed(exc: Exception) -> None:
+            if isinstance(exc, GoneError):
+                stream.resource_version = None  # relist at once
+                self.restarts += 1
+            elif isinstance(exc, ApiError) and exc.status in _REFUSED:
                 if not stream.refused:
                     log.warning(json.dumps({"msg": "audit cannot read a resource; auditing the others",
                                             "resource": stream.resource.name, "error": str(exc)}))
                 stream.refused = str(exc)
                 self._touch()
                 await asyncio.sleep(self._refused_retry)
-            except _Gone:
-                stream.resource_version = None
-                self.restarts += 1
-            except Exception as exc:  # never let one odd response end the watch
+            else:
                 stream.last_error = f"{type(exc).__name__}: {exc}"
                 self.restarts += 1
-                cap = min(self._backoff[1], self._backoff[0] * 2 ** min(attempt, 30))
-                attempt += 1
-                await asyncio.sleep(random.uniform(cap / 2, cap))
-                if isinstance(exc, ValueError):
+                await asyncio.sleep(backoff.next_delay())
+                if isinstance(exc, (ValueError, MalformedWatchError)):
                     stream.resource_version = None  # a malformed stream: relist
+
+        await reflect(needs_list=lambda: stream.resource_version is None, list_once=lambda: self._list(client, stream),
+                      watch_once=lambda: self._watch(client, stream), failed=failed, backoff=backoff)
+
+    def _params(self, stream: _Stream) -> dict[str, str]:
+        selector = stream.resource.field_selector
+        return {"fieldSelector": selector} if selector else {}
 
     async def _list(self, client: httpx.AsyncClient, stream: _Stream) -> None:
         objects: dict[tuple[str, str], dict[str, Any]] = {}
-        cont: str | None = None
-        rv: str | None = None
-        for _ in range(100_000):
-            params: dict[str, str | int] = {"limit": self._page_size}
-            if stream.resource.field_selector:
-                params["fieldSelector"] = stream.resource.field_selector
-            if cont:
-                params["continue"] = cont
-            resp = await client.get(stream.resource.path, params=params)
-            _check(resp)
-            body = resp.json()
-            if not isinstance(body, dict) or not isinstance(body.get("items") or [], list):
-                raise ValueError(f"list of {stream.resource.name} is not a List")
-            for item in body.get("items") or []:
-                if isinstance(item, dict):
-                    objects[_key(item)] = trim(item, stream.resource)
-            meta = body.get("metadata") or {}
-            rv = str(meta.get("resourceVersion") or "") or None
-            cont = meta.get("continue") or None
-            if not cont:
-                break
+
+        def keep(item: dict[str, Any]) -> None:
+            objects[_key(item)] = trim(item, stream.resource)
+
+        rv = await list_pages(client, stream.resource.path, page_size=self._page_size, what=stream.resource.name,
+                              keep=keep, params=self._params(stream))
         kind = stream.resource.kind
         for key in objects.keys() | stream.objects.keys():
             if objects.get(key) != stream.objects.get(key):
                 self._changed.add((kind, *key))
         stream.objects = objects
-        stream.resource_version = rv or "0"
+        stream.resource_version = rv
         stream.listed = True
         stream.refused = ""
         stream.last_error = ""
         self._touch()
 
     async def _watch(self, client: httpx.AsyncClient, stream: _Stream) -> None:
-        timeout = random.randint(*self._watch_timeout)
-        params: dict[str, str | int] = {"watch": "true", "allowWatchBookmarks": "true",
-                                        "resourceVersion": stream.resource_version or "0",
-                                        "timeoutSeconds": timeout}
-        if stream.resource.field_selector:
-            params["fieldSelector"] = stream.resource.field_selector
-        req_timeout = httpx.Timeout(connect=5.0, read=timeout + 30.0, write=10.0, pool=5.0)
-        async with client.stream("GET", stream.resource.path, params=params, timeout=req_timeout) as resp:
-            if resp.status_code != 200:
-                await resp.aread()
-                _check(resp)
-            async for event in _events(resp.aiter_lines()):
-                self._apply(stream, event)
+        events = watch_events(client, stream.resource.path, resource_version=stream.resource_version,
+                              timeout_seconds=self._watch_timeout, params=self._params(stream))
+        async for event in events:
+            self._apply(stream, event)
 
     def _apply(self, stream: _Stream, event: dict[str, Any]) -> None:
         etype, obj = event["type"], event["object"]
-        if etype == "ERROR":
-            if obj.get("code") == 410 or obj.get("reason") in ("Expired", "Gone"):
-                raise _Gone()
-            raise RuntimeError(str(obj.get("message") or "watch error"))
         rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
         if etype != "BOOKMARK":
             key = _key(obj)
@@ -305,28 +277,3 @@ class AuditObjects:
             self._touch()
         if rv:
             stream.resource_version = str(rv)
-
-
-def _check(resp: httpx.Response) -> None:
-    if resp.status_code < 300:
-        return
-    message = status_message(resp)
-    if resp.status_code == 410:
-        raise _Gone()
-    if resp.status_code in (403, 404):
-        raise _Refused(resp.status_code, message)
-    raise RuntimeError(f"HTTP {resp.status_code}: {message}")
-
-
-async def _events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
-    async for line in lines:
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"watch event is not JSON: {line[:80]!r}") from exc
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str) \
-                or not isinstance(event.get("object"), dict):
-            raise ValueError(f"not a watch event: {line[:80]!r}")
-        yield event

@@ -233,3 +233,28 @@ def test_only_unscheduled_pods_are_watched(cluster: FakeCluster, kubeconfig: Pat
     assert any(q.get("fieldSelector") == "spec.nodeName=" for q in cluster.list_requests("pods"))
     cluster.put("pods", pod("team-a", "waiting", "t", node_name="n1"))  # scheduled: it leaves the watch
     wait_for(lambda: not [o for o in objects.objects() if o["kind"] == "Pod"], what="the scheduled pod gone")
+
+
+def test_the_audit_watch_survives_gone_malformed_and_dropped_streams_and_reports_a_refused_resource(
+        cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    """The audit reads through the inventory's reflector (app/inventory/reflector.py): 410 inside
+    the stream and a compacted history relist, a line of garbage relists after a pause, a cut
+    stream resumes — and a 403 on one resource is reported while the others stay current."""
+    cluster.forbidden.add(("list", "deployments"))
+    objects = AuditObjects(load_kube_config(kubeconfig), backoff=(0.02, 0.1), refused_retry=0.2)
+    loop_thread.submit(objects.run())
+    wait_for(lambda: objects.synced, what="listed (the refused resource counts as done)")
+    assert set(objects.refused()) == {"deployments"} and objects.refused()["deployments"].startswith("HTTP 403: ")
+    lists = len(cluster.list_requests("resourceclaimtemplates"))
+    cluster.fault("resourceclaimtemplates", "gone")
+    cluster.compact()
+    cluster.put("resourceclaimtemplates", template("team-a", "after-gone", "8Gi"))
+    wait_for(lambda: any(o["metadata"]["name"] == "after-gone" for o in objects.objects()), what="relisted after 410")
+    assert len(cluster.list_requests("resourceclaimtemplates")) > lists
+    for fault, name in (("malformed", "after-garbage"), ("drop", "after-drop")):
+        cluster.fault("resourceclaimtemplates", fault)
+        cluster.put("resourceclaimtemplates", template("team-a", name, "8Gi"))
+        wait_for(lambda n=name: any(o["metadata"]["name"] == n for o in objects.objects()), what=f"current after {fault}")
+    assert objects.restarts >= 2
+    cluster.forbidden.clear()  # RBAC applied: the slow retry lists them
+    wait_for(lambda: not objects.refused(), what="the refused resource read once allowed")
