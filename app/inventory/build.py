@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
@@ -385,7 +385,7 @@ class InventoryBuilder:
                     reach.append(kind_reach)
                     if id(sl) in potential_slices:
                         potential_devices.add(len(devices) - 1)
-        groups = _group_nodes(devices, reach, pools, nodes, potential_nodes, potential_devices)
+        groups = _group_nodes(devices, reach, nodes, potential_nodes, potential_devices)
         reachable = tuple(sorted({i for g in groups for i in g.devices}))
         return Inventory(
             classes=classes, pools=pools, devices=tuple(devices), nodes=nodes, node_info=infos, groups=groups,
@@ -450,7 +450,7 @@ def _base_ids(devices: list[DeviceRecord], pools: Mapping[PoolKey, PoolRecord]) 
 
 
 def _group_nodes(
-    devices: list[DeviceRecord], reach: list[_Reach], pools: Mapping[PoolKey, PoolRecord], nodes: Mapping[str, Mapping[str, str]],
+    devices: list[DeviceRecord], reach: list[_Reach], nodes: Mapping[str, Mapping[str, str]],
     potential_nodes: set[str] | frozenset[str] = frozenset(), potential_devices: set[int] | frozenset[int] = frozenset(),
 ) -> tuple[NodeGroup, ...]:
     """Nodes grouped by the devices they reach.  Devices of potential slices published for all
@@ -495,18 +495,10 @@ def _group_nodes(
         for potential in (False, True):
             members = tuple(n for n in names if (n in potential_nodes) is potential)
             if members:
-                group = _make_group(members, devs, devices, assumed=not nodes)
-                if potential or any(i in potential_devices for i in devs):
-                    group = dataclasses.replace(group, potential=True)
-                groups.append(group)
+                groups.append(NodeGroup(members, devs, potential or any(i in potential_devices for i in devs)))
     if not node_names and (everywhere or selected):
         devs = tuple(sorted(everywhere + [i for i, _ in selected]))
-        group = _make_group((), devs, devices, assumed=True)
-        groups.append(dataclasses.replace(group, potential=any(i in potential_devices for i in devs)))
+        groups.append(NodeGroup((), devs, any(i in potential_devices for i in devs)))
     groups.sort(key=lambda g: (g.potential, g.nodes))  # existing nodes first: "now" is found first
     return tuple(groups)
 
-
-def _make_group(names: tuple[str, ...], devs: tuple[int, ...], devices: Sequence[DeviceRecord], *, assumed: bool) -> NodeGroup:
-    pool_keys = tuple(dict.fromkeys(devices[i].pool_key for i in devs))  # first-seen order
-    return NodeGroup(names, devs, pool_keys, assumed)

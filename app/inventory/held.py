@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from ..k8s import Quantity
-from .build import _base_ids, _make_group
+from .build import _base_ids
 from .cache import BoundedCache
 from .cluster import Allocations, ClusterState, HeldClaim, ObjectKey
 from .profiles import ProfileIndex
@@ -187,7 +187,7 @@ def held_view(inventory: Inventory) -> Inventory:
             continue
         reached.update(group.devices)
         free = tuple(i for i in group.devices if i not in alloc.dedicated)
-        groups.append(_make_group(group.nodes, free, devices, assumed=group.assumed))
+        groups.append(NodeGroup(group.nodes, free))
     # ``reachable`` stays "devices an existing node reaches": a held device is not missing from
     # the cluster (no doubt about registration), it is taken — the groups say that
     reachable = tuple(sorted(reached))

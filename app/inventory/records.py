@@ -121,10 +121,8 @@ class NodeGroup:
     """
 
     nodes: tuple[str, ...]
+    """Empty when the group stands for "some node": no Node objects are known."""
     devices: tuple[int, ...]
-    pools: tuple[PoolKey, ...]
-    assumed: bool = False
-    """True when the group stands for "some node" because Node objects are unknown."""
     potential: bool = False
     """True for a node an autoscaler can create (a node-group template, ``draguard.io/potential``),
     or a node reaching devices only a template publishes: it counts for proofs, never as "now"."""
