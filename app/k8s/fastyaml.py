@@ -25,6 +25,11 @@ import yaml_rs
 __all__ = ["DOCUMENT_START", "LEADING_TRIVIA", "fast_yaml_documents", "needs_careful_reader"]
 
 _FLOW_CHARS = re.compile(r"[\[\]{},]+")
+_QUOTED = re.compile(
+    r"""(^|[\[{,]|[:-][ \t])[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*')""", re.MULTILINE
+)
+"""A quoted scalar on one line, where a scalar starts (a line's start, after ``[``, ``{``, ``,``,
+``: `` or ``- ``): its text is a string in every reader, so its words are not tokens to judge (it is read as the plain word ``q``)."""
 _COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[^\n]*", re.MULTILINE)
 _RISKY_TOKEN = re.compile(
     "|".join(
@@ -56,11 +61,19 @@ def needs_careful_reader(text: str) -> bool:
     """Whether PyYAML must decode ``text`` (yaml-rs might read it differently).
 
     Every plain scalar is a whitespace- and flow-indicator-separated token (or several), so
-    checking each distinct token (keys also without their colon) finds every scalar whose meaning could differ.  Quoted text is checked too (conservatively).
+    checking each distinct token (keys also without their colon) finds every scalar whose meaning could differ.
+
+    Quoted scalars on one line are left out first (:data:`_QUOTED`): ``schedule: "*/5 * * * *"``
+    (every CronJob) has the tokens ``*`` and ``*"``, which look like an alias, and sent whole
+    charts to the careful reader.  Only a quote where a scalar starts opens one — a quote inside
+    a plain scalar (``it's``) does not, so what is left out is always a quoted scalar or text
+    inside a larger plain scalar, never a whole plain scalar.  Quoted text across lines, tags
+    and anchors in front of quotes (``!!str "x"``, ``&a 'x'``) are still judged.
     """
     if _CONTROL.search(text) or text.startswith("%") or "\n%" in text:
         return True
-    view = _COMMENT.sub("", text) if "#" in text else text
+    view = _QUOTED.sub(r"\1q", text) if ('"' in text or "'" in text) else text
+    view = _COMMENT.sub("", view) if "#" in view else view
     tokens = set(view.split())
     flow = [t for t in tokens if _FLOW_CHARS.search(t)]
     for t in flow:

@@ -338,3 +338,40 @@ def test_a_text_libyaml_refuses_is_located_as_the_careful_decoder_locates_it() -
     docs = decode_text(text, "d.yaml").documents
     if docs:  # the fast reader took it: a finding's position falls back to the document start
         assert docs[0].position_of(["x"]) == (1, 1)
+
+
+CRONJOB = """apiVersion: batch/v1
+kind: CronJob
+metadata: {name: report, labels: {app: 'report'}}
+spec:
+  schedule: "*/5 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: r
+            image: "example.com/r:1.0"
+            args: ['--since', "-1h", 'it''s']
+"""
+
+
+def test_quoted_scalars_do_not_send_a_cronjob_to_the_careful_reader() -> None:
+    """``"*/5 * * * *"`` has alias-looking words, but it is one quoted string in every reader."""
+    fast = fast_yaml_documents(CRONJOB)
+    assert fast is not None
+    assert fast == list(yaml.load_all(CRONJOB, Loader=decode._Loader))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: [it's, yes, 'x']\n",  # a quote inside a plain scalar opens nothing: `yes` is judged
+        "a: {'k': on}\n",
+        "c: !!str \"5\"\n",
+        "d: &a 'x'\ne: *a\n",
+        "- 'x'\n- 0777\n",
+    ],
+)
+def test_what_is_left_out_is_only_quoted_text(text: str) -> None:
+    assert needs_careful_reader(text)
