@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         MalformedWatchError,
         list_pages,
         reflect,
+        run_together,
         status_message,
         watch_events,
     )
@@ -51,6 +52,7 @@ _LAZY = {
     "MalformedWatchError": ".reflector",
     "list_pages": ".reflector",
     "reflect": ".reflector",
+    "run_together": ".reflector",
     "status_message": ".reflector",
     "watch_events": ".reflector",
     "KubeConfig": ".kubeconfig",
@@ -120,6 +122,7 @@ __all__ = [
     "open_inventory",
     "read_cluster",
     "reflect",
+    "run_together",
     "status_message",
     "watch_events",
     "with_cluster",

@@ -7,7 +7,8 @@ audit (``app/server/audit/watch.py``: claims, templates, Pods, workloads) read d
 and keep different parts of them, but talk to the API server the same way; one implementation
 means one place where a protocol detail (``items: null`` of an empty list, a ``410`` inside the
 stream, a line that is not an event) is handled.  What each keeps, and how it reports trouble,
-stays with the reader: :func:`reflect` runs its list and watch and hands it every failure;
+stays with the reader: :func:`reflect` runs its list and watch and hands it every failure
+(:func:`run_together` runs the readers of every resource and stops them together);
 :func:`list_pages` hands every item to ``keep``; :func:`watch_events` yields the events; errors
 are :class:`ApiError` (``status``), :class:`GoneError` (relist) and :class:`MalformedWatchError`
 (relist after a pause).
@@ -19,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "list_pages",
     "raise_for_status",
     "reflect",
+    "run_together",
     "status_message",
     "watch_events",
 ]
@@ -103,6 +105,18 @@ async def reflect(
             raise
         except Exception as exc:  # never let one odd response end the watch
             await failed(exc)
+
+
+async def run_together(tasks: Sequence[asyncio.Task[Any]]) -> None:
+    """Wait for ``tasks`` (every resource's :func:`reflect`, and the reader's own) until one ends
+    or the caller is cancelled; then cancel the others and wait for them, so that none outlives
+    the client it reads through."""
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def status_message(resp: httpx.Response) -> str:

@@ -31,6 +31,7 @@ from ...inventory import (
     list_pages,
     make_client,
     reflect,
+    run_together,
     watch_events,
 )
 from .evaluate import audited
@@ -202,12 +203,7 @@ class AuditObjects:
         async with client:
             tasks = [asyncio.create_task(self._reflect(client, s), name=f"audit-watch-{n}")
                      for n, s in self._streams.items()]
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+            await run_together(tasks)
 
     async def _reflect(self, client: httpx.AsyncClient, stream: _Stream) -> None:
         backoff = Backoff(*self._backoff)
