@@ -112,8 +112,15 @@ class DeferredProgram:
 
 
 def _celpy_engine() -> Any:
-    """:mod:`app.cel.celpy_engine`, imported on first use (see :class:`CelPythonEngine`)."""
-    return importlib.import_module(".celpy_engine", __package__)
+    """:mod:`app.cel.celpy_engine`, imported on first use (see :class:`CelPythonEngine`); kept
+    here after that, since every evaluation asks for it."""
+    global _LOADED
+    if _LOADED is None:
+        _LOADED = importlib.import_module(".celpy_engine", __package__)
+    return _LOADED
+
+
+_LOADED: Any = None
 
 
 _PRODUCTION: Engine = CelPythonEngine()

@@ -31,7 +31,6 @@ from .cluster import HeldClaim, ObjectKey
 from .held import with_cluster
 from .kubeconfig import KubeConfig, KubeError, make_client
 from .reflector import (
-    ApiError,
     Backoff,
     GoneError,
     MalformedWatchError,
@@ -49,10 +48,7 @@ __all__ = [
     "CLAIM_RESOURCES",
     "DEVICE_RESOURCES",
     "RESOURCES",
-    "ApiError",
-    "GoneError",
     "KubeInventory",
-    "MalformedWatchError",
     "Resource",
 ]
 
