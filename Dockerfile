@@ -29,7 +29,12 @@ COPY pyproject.toml README.md ./
 COPY app ./app
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
  && pip --python /opt/venv/bin/python install --no-cache-dir --no-deps /wheels/*.whl \
- && find /opt/venv -name '__pycache__' -prune -exec rm -rf {} +
+ && find /opt/venv -name '__pycache__' -prune -exec rm -rf {} + \
+ && /opt/venv/bin/python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv
+# ^ bytecode made once here, with hashes instead of timestamps (so the image's bytes are the same
+#   on every rebuild) and never re-checked at run time: without it every `docker run IMAGE lint`
+#   compiles draguard and its dependencies from source first (1.63 s against 0.74 s of CPU for
+#   one lint), since the read-only, non-root container cannot write __pycache__ either
 
 FROM ${PYTHON_IMAGE}
 LABEL org.opencontainers.image.title="draguard" \

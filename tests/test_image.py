@@ -134,6 +134,16 @@ def test_final_stage_has_no_installer_no_compiler_and_runs_as_non_root(instructi
     assert any(i.keyword == "RUN" and "venv --without-pip /opt/venv" in i.args for i in build)
 
 
+def test_bytecode_is_compiled_once_at_build_and_never_rechecked(instructions: list[Instruction]) -> None:
+    """The container cannot write __pycache__ (read-only, non-root, PYTHONDONTWRITEBYTECODE): the
+    build stage compiles the virtualenv after removing the pip-made caches, hash-based so the
+    bytes are reproducible, unchecked so nothing is re-read at start-up."""
+    build = stages(instructions)[0]
+    run = next(i.args for i in build if i.keyword == "RUN" and "compileall" in i.args)
+    assert run.index("__pycache__") < run.index("compileall")
+    assert "--invalidation-mode unchecked-hash" in run and run.rstrip().endswith("/opt/venv")
+
+
 def test_dockerignore_keeps_the_context_small() -> None:
     ignore = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".venv", "certs/", "tests/"} <= set(ignore)
