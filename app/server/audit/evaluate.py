@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...inventory import Inventory
-from ...k8s import Document, Finding, Reason, Severity
+from ...k8s import Document, Finding, Reason, Severity, find_pod_templates, workload_kind_for
 from ...review import ReviewOptions, review_documents
 
 __all__ = ["AuditEngine", "AuditFinding", "AuditResult", "Subject", "audited"]
@@ -99,21 +99,18 @@ def _controlled(meta: Mapping[str, Any]) -> bool:
     return isinstance(owners, list) and any(isinstance(o, dict) and o.get("controller") for o in owners)
 
 
-def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _pod_specs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The pod specs of a Pod or of a workload's templates, found as the review finds them (the
+    workload-kind table: ``find_pod_templates``), so audit and review agree on what a pod is."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
-        return None
-    kind = obj.get("kind")
-    if kind == "Pod":
-        return spec
-    if kind == "CronJob":
-        job = spec.get("jobTemplate")
-        spec = job.get("spec") if isinstance(job, dict) else None
-        if not isinstance(spec, dict):
-            return None
-    template = spec.get("template")
-    inner = template.get("spec") if isinstance(template, dict) else None
-    return inner if isinstance(inner, dict) else None
+        return []
+    if obj.get("kind") == "Pod":
+        return [spec]
+    row = workload_kind_for(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+    if row is None:
+        return []
+    return [t.spec for t in find_pod_templates(obj, row) if isinstance(t.spec, dict)]
 
 
 def _uses_dra(pod: Mapping[str, Any]) -> bool:
@@ -155,8 +152,7 @@ def audited(obj: Mapping[str, Any]) -> bool:
     if kind in WORKLOAD_KINDS:
         if _owned_by_workload(meta):
             return False
-        pod = _pod_spec(obj)
-        return pod is not None and _uses_dra(pod)
+        return any(_uses_dra(pod) for pod in _pod_specs(obj))
     return False
 
 
@@ -360,11 +356,11 @@ def _shared_key(key: Any, obj: Mapping[str, Any], index: _ReferenceIndex | None)
         return key[1:]
     if kind == "DeviceClass" and not key[0]:
         return None
-    pod = _pod_spec(obj)
-    if pod is None or index is None:
+    pods = _pod_specs(obj)
+    if not pods or index is None:
         return None
     resolved: list[tuple[str, str, bytes]] = []
-    for ref_kind, name in _claim_refs(pod):
+    for ref_kind, name in (ref for pod in pods for ref in _claim_refs(pod)):
         if ref_kind == "ResourceClaim":
             return None  # a shared claim: allocated or not is this namespace's state
         digest = index.digests.get((ref_kind, key[0], name))
