@@ -49,7 +49,7 @@ class Candidate:
 class PodProblem:
     """The pod's claims as one search problem per implicit-claim variant, and its node filters."""
 
-    def __init__(self, request: PodRequest, inventory: Inventory, target: Target) -> None:
+    def __init__(self, request: PodRequest, inventory: Inventory, target: Target, claims_text: str | None = None) -> None:
         self.request = request
         self.inventory = inventory
         self.pending = tuple(c for c in request.claims if c.allocation is None)
@@ -57,7 +57,7 @@ class PodProblem:
         self.filter = PlacementFilter(request.placement, [c.allocation for c in self.allocated if c.allocation])
         self.mapping = resource_classes(inventory, target)
         self._variants: dict[frozenset[str], tuple[Problem, tuple[PodClaim, ...]]] = {}
-        self._claims_text = _claims_key(request)
+        self._claims_text = claims_text if claims_text is not None else _claims_key(request)
         self._memos: dict[int, dict[object, object]] = {}
 
     def variant(self, device_plugin: frozenset[str]) -> tuple[Problem, tuple[PodClaim, ...]]:
@@ -194,11 +194,11 @@ def _class_memo_key(cand: Candidate, held: Held) -> object:
     return cand.problem.class_keys()[cand.position]
 
 
-def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, object]) -> tuple[Outcome, bool]:
-    """The outcome on one candidate, remembered per class key when nothing is held in the group
-    (``memo`` is the problem's, :meth:`PodProblem.memo`); an outcome the budget cut short is not."""
+def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, object],
+                     key: object) -> tuple[Outcome, bool]:
+    """The outcome on one candidate, remembered under ``key`` (:func:`_class_memo_key`; None: not
+    at all) in ``memo`` (the problem's, :meth:`PodProblem.memo`); an outcome the budget cut short is not."""
     group = cand.group
-    key = _class_memo_key(cand, held)
     if key is not None:
         hit = memo.get(("search", key))
         if isinstance(hit, tuple):
@@ -224,25 +224,20 @@ def _claims_key(request: PodRequest) -> str | None:
     return repr((claims, containers, str(request.spec_path)))
 
 
-def _request_key(request: PodRequest) -> str | None:
-    """The pod's question as text: everything of ``request`` the verdict reads (claim specs
-    without their opaque driver config, allocations, origins and paths — they are in the
-    messages — containers' extended resources and placement).  None when a spec cannot be
-    written out (nested too deep), and then nothing is remembered."""
+def _request_key(claims_text: str | None, request: PodRequest) -> str | None:
+    """The pod's question as text: its claims and containers (``claims_text``, :func:`_claims_key`)
+    and its placement.  None when a spec cannot be written out (nested too deep), and then
+    nothing is remembered."""
+    if claims_text is None:
+        return None
+    place = request.placement
     try:
-        claims = [(c.name, c.origin, str(c.path), c.shared, c.key,
-                   c.spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}}),
-                   c.allocation.model_dump_json(by_alias=True) if c.allocation is not None else "")
-                  for c in request.claims]
-        place = request.placement
         placement = (place.node_name, sorted(place.node_selector.items()),
                      place.affinity.model_dump_json(by_alias=True) if place.affinity is not None else "",
                      [t.model_dump_json(by_alias=True) for t in place.tolerations])
     except ValueError:
         return None
-    containers = [(c.name, c.index, sorted((k, str(q)) for k, q in c.requests.items()), c.init, c.restart_always,
-                   str(c.path)) for c in request.containers]
-    return repr((claims, containers, placement, str(request.spec_path)))
+    return repr((claims_text, placement))
 
 
 def check_pod(
@@ -262,13 +257,15 @@ def check_pod(
     remembered: answers cut short by the budget, and "now" answers (they read the cluster's
     allocations, which a snapshot shares its cache across).
     """
-    text = None if now else _request_key(request)
+    claims_text = _claims_key(request)
+    text = None if now else _request_key(claims_text, request)
     key = ("pod", text, strict, every_class, target.version, tuple(sorted(target.overrides.items())))
     if text is not None:
         cached = inventory.cache.get(key)
         if isinstance(cached, PodVerdict):
             return PodVerdict(list(cached.notes), cached.satisfiable, cached.per_class)
-    verdict = _check_pod(request, inventory, budget=budget, strict=strict, target=target, now=now, every_class=every_class)
+    verdict = _check_pod(request, inventory, budget=budget, strict=strict, target=target, now=now,
+                         every_class=every_class, claims_text=claims_text)
     if text is not None and not any(n.fail_open for n in verdict.notes):
         inventory.cache.put(key, PodVerdict(list(verdict.notes), verdict.satisfiable, verdict.per_class),
                             weight=1 + len(text) // 256 + len(verdict.per_class) // 4)
@@ -277,9 +274,9 @@ def check_pod(
 
 def _check_pod(
     request: PodRequest, inventory: Inventory, *, budget: Budget | None, strict: bool,
-    target: Target, now: bool, every_class: bool,
+    target: Target, now: bool, every_class: bool, claims_text: str | None,
 ) -> PodVerdict:
-    pod = PodProblem(request, inventory, target)
+    pod = PodProblem(request, inventory, target, claims_text)
     if not request.claims and not request.containers:
         return PodVerdict([], None)
     plugin_sets: set[frozenset[str]] = {frozenset()} | {i.device_plugin for i in inventory.node_info.values()}
@@ -299,7 +296,8 @@ def _check_pod(
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
         memo = pod.memo(cand.problem)
-        outcome, certain = search_candidate(cand, held, budget, memo)
+        ckey = _class_memo_key(cand, held)
+        outcome, certain = search_candidate(cand, held, budget, memo, ckey)
         results.append((cand, outcome, certain))
         label = _label(cand.nodes, cand.group)
         if outcome.kind is OutcomeKind.OK:
@@ -310,14 +308,13 @@ def _check_pod(
             continue
         if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL):
             # one sentence per class of alike groups, not per group: cost follows profiles, not nodes
-            rkey = _class_memo_key(cand, held)
-            hit = memo.get(("reason", rkey)) if rkey is not None else None
+            hit = memo.get(("reason", ckey)) if ckey is not None else None
             if isinstance(hit, str):
                 reason = hit
             else:
                 reason = class_reason(cand, outcome, held, budget, _phrase)
-                if rkey is not None and not (budget is not None and budget.spent()):
-                    memo[("reason", rkey)] = reason
+                if ckey is not None and not (budget is not None and budget.spent()):
+                    memo[("reason", ckey)] = reason
         else:
             reason = outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))
