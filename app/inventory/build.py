@@ -467,28 +467,53 @@ def _group_nodes(
         elif kind == "selector":
             selected.append((rec.index, arg))
     node_names = set(nodes) | set(named)
-    per_node: dict[tuple[int, ...], list[str]] = defaultdict(list)
-    cache: dict[tuple[int, str], bool] = {}
+    # Devices published by selector are taken per selector *content* (every slice of a fabric
+    # carries its own equal selector) and nodes whose outcome is the same — no devices of their
+    # own, the same selectors matching, real or potential — share one device tuple: the work is
+    # one match per node and distinct selector, not one per node and device.
+    by_content: dict[str, int] = {}
+    seen_ids: dict[int, int] = {}
+    sel_objects: list[NodeSelector] = []
+    sel_devices: list[list[int]] = []
+    for idx, selector in selected:
+        gi = seen_ids.get(id(selector))
+        if gi is None:
+            text = selector.model_dump_json()
+            gi = by_content.get(text)
+            if gi is None:
+                gi = by_content[text] = len(sel_objects)
+                sel_objects.append(selector)
+                sel_devices.append([])
+            seen_ids[id(selector)] = gi
+        sel_devices[gi].append(idx)
+    sel_real = [[i for i in devs if i not in potential_devices] for devs in sel_devices]
+    everywhere_real = [i for i in everywhere if i not in potential_devices]
+    per_node: dict[tuple[int, ...], list[str]] = {}
+    alike: dict[tuple[bool, tuple[int, ...]], list[str]] = {}
+    every_selector = tuple(range(len(sel_objects)))
     for node in sorted(node_names):
         labels = nodes.get(node)
         real = node not in potential_nodes
-        chosen = list(named.get(node, ())) + [i for i in everywhere if not (real and i in potential_devices)]
-        for idx, selector in selected:
-            if real and idx in potential_devices:
-                continue
-            if labels is None and nodes:
-                ok: bool | None = False  # a node only known from a slice has no labels to match
-            elif labels is None:
-                ok = None  # no Node objects at all: a selector cannot be evaluated
-            else:
-                ck = (id(selector), node)
-                if ck not in cache:
-                    got = match_node_selector(selector, node, labels)
-                    cache[ck] = got is not False
-                ok = cache[ck]
-            if ok is not False:
-                chosen.append(idx)
-        per_node[tuple(sorted(chosen))].append(node)
+        if labels is None:
+            # a node only known from a slice has no labels to match; with no Node objects at
+            # all a selector cannot be evaluated, and its devices are kept
+            matched: tuple[int, ...] = () if nodes else every_selector
+        else:
+            matched = tuple(gi for gi, sel in enumerate(sel_objects) if match_node_selector(sel, node, labels) is not False)
+        own = named.get(node)
+        key = (real, matched)
+        bucket = None if own else alike.get(key)
+        if bucket is None:
+            chosen = list(own or ()) + (everywhere_real if real else everywhere)
+            for gi in matched:
+                chosen.extend(sel_real[gi] if real else sel_devices[gi])
+            devs = tuple(sorted(chosen))
+            bucket = per_node.get(devs)
+            if bucket is None:
+                bucket = per_node[devs] = []
+            if not own:
+                alike[key] = bucket
+        bucket.append(node)
     groups: list[NodeGroup] = []
     for devs, names in per_node.items():
         # a group of both kinds is split: the real nodes reach these devices now
