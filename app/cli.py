@@ -49,6 +49,9 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
                         help="SARIF artifact URIs are relative to DIR (default: the working directory)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when the paths hold no Kubernetes object (default: exit 2, naming them)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="build the --inventory files again instead of reading back the build an earlier run "
+                             "kept for the same bytes, version and gates (in $DRAGUARD_CACHE_DIR; off: never)")
     add_target_arguments(parser)
     add_workload_kinds_argument(parser)
 
@@ -87,7 +90,7 @@ def _run_lint(args: argparse.Namespace) -> int:
     try:
         workload_kinds = load_workload_kinds(args.workload_kinds)
         decoded = load_paths(args.paths)
-        source = open_inventory(args.inventory, target=target)
+        source = open_inventory(args.inventory, target=target, disk_cache=not args.no_cache)
     except InputError as exc:
         print(f"draguard: {exc}", file=sys.stderr)
         return EXIT_USAGE

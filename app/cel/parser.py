@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from ..k8s import DraguardError, fits_int64, fits_uint64
+from ..k8s import DraguardError, cache_folder, fits_int64, fits_uint64
 from . import ast as A
 from .errors import format_error
 from .values import UInt
@@ -103,20 +102,8 @@ def _grammar_cache_file() -> str | bool:
     be written (a read-only root filesystem) or that someone else could write to turns the cache
     off.  One file per Lark version: the folder never grows with use.
     """
-    setting = os.environ.get("DRAGUARD_CACHE_DIR", "")
-    if setting == "off":
-        return False
-    folder = setting or os.path.join(tempfile.gettempdir(), "draguard-cache")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    try:
-        info = os.stat(folder)
-    except OSError:
-        return False
-    # Lark's cache is a pickle: only trust a folder that is ours and nobody else can write to.
-    if info.st_uid != os.getuid() or info.st_mode & 0o022 or not os.access(folder, os.W_OK | os.X_OK):
+    folder = cache_folder()  # Lark's cache is a pickle: only a folder that is ours alone
+    if folder is None:
         return False
     return os.path.join(folder, f"cel-lark-{lark.__version__}.cache")
 

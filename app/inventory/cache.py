@@ -30,6 +30,11 @@ class BoundedCache:
         self._lock = threading.Lock()
         self.evictions = 0
 
+    def __reduce__(self) -> tuple[type[BoundedCache], tuple[int]]:
+        """Pickled empty (same budget): what is remembered here is derived and rebuilt on use
+        (a built inventory kept on disk, :mod:`.filecache`)."""
+        return (BoundedCache, (self.budget,))
+
     def get(self, key: Hashable) -> object | None:
         with self._lock:
             got = self._items.get(key)

@@ -48,6 +48,7 @@ __all__ = [
     "iter_paths",
     "load_paths",
     "load_workload_kinds",
+    "manifest_files",
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -91,7 +92,7 @@ def _iter(paths: Sequence[str], stdin_text: str | None, *, inventory: bool) -> I
             yield decode_text(text, STDIN_NAME, max_documents=limit)
             continue
         if os.path.isdir(path):
-            for file in _walk(path):
+            for file in manifest_files(path):
                 yield from _read_file(file, inventory)
             continue
         if not os.path.exists(path):
@@ -113,6 +114,15 @@ def _read_file(path: str, inventory: bool) -> Iterator[DecodeResult]:
         yield from stream_file(path)
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror or exc}") from exc
+
+
+def manifest_files(path: str) -> Iterator[str]:
+    """The files :func:`iter_paths` reads for one path (other than ``-``), in its order: the
+    manifests of a folder, or the path itself."""
+    if os.path.isdir(path):
+        yield from _walk(path)
+    else:
+        yield path
 
 
 def _walk(path: str) -> Iterator[str]:

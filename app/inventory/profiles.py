@@ -82,6 +82,10 @@ class ProfileIndex:
         self._projections: OrderedDict[tuple[AttributeReads, tuple[str, ...]], Projection] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> tuple[type[ProfileIndex], tuple[Sequence[DeviceRecord], Sequence[int]]]:
+        """Pickled without its projections (derived on use; see :mod:`.filecache`)."""
+        return (ProfileIndex, (self._devices, self._base))
+
     def fresh(self) -> ProfileIndex:
         """The same index without its projections (they remember node-group classes): for a
         snapshot with other node groups over the same devices."""

@@ -128,6 +128,22 @@ class StaticInventory:
         self._snapshot = snapshot
         self._loaded_at = time.monotonic()
 
+    def __getstate__(self) -> dict[str, object]:
+        """What a built file inventory is (:mod:`.filecache` keeps it on disk): the reducer's
+        interning tables and the load time are not part of it."""
+        return {"paths": self.paths, "findings": self._findings, "objects": self._objects,
+                "claims": self._claims, "templates": self._templates, "snapshot": self._snapshot}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.paths = state["paths"]
+        self._findings = state["findings"]
+        self._objects = state["objects"]
+        self._claims = state["claims"]
+        self._templates = state["templates"]
+        self._snapshot = state["snapshot"]
+        self._reducer = ClaimReducer()
+        self._loaded_at = time.monotonic()
+
     def _read(self, stdin_text: str | None) -> Iterator[Mapping[str, Any]]:
         """The inventory objects of every file, one file at a time: each is packed for
         :meth:`objects` and handed to the builder, and its dicts are freed once the builder has
@@ -192,9 +208,12 @@ def open_inventory(
     kube_config: KubeConfig | None = None,
     stdin_text: str | None = None,
     target: Target = DEFAULT_TARGET,
+    disk_cache: bool = False,
 ) -> InventorySource:
     """The source for a door's flags: files, the API server, or nothing.
 
+    ``disk_cache``: files (not standard input) may be read back as built by an earlier run over
+    the same bytes, target and code (:mod:`.filecache`; ``draguard lint`` asks for it).
     Raises ``ValueError`` when both files and a cluster are given (they would disagree), and
     :class:`~app.inventory.files.InputError` for a path that cannot be read.
     """
@@ -204,6 +223,10 @@ def open_inventory(
         from .kube import KubeInventory  # httpx only when a cluster is asked for
 
         return KubeInventory(kube_config)
+    if paths and disk_cache and stdin_text is None:
+        from .filecache import cached_build
+
+        return cached_build(paths, target, lambda: StaticInventory(paths, target=target))
     if paths:
         return StaticInventory(paths, stdin_text=stdin_text, target=target)  # a cluster drops fields itself
     return NoInventory()

@@ -15,6 +15,7 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
 """
 
 from .budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget, exceeded_on_thread
+from .cachedir import CACHE_DIR_ENV, cache_folder
 from .collector import BULK_THRESHOLDS, bulk_allocation
 from .decode import (
     CHECKED_KINDS,
@@ -162,6 +163,7 @@ from .workloads import (
 __all__ = [
     "BUILTIN_WORKLOAD_KINDS",
     "BULK_THRESHOLDS",
+    "CACHE_DIR_ENV",
     "CHECKED_KINDS",
     "DEFAULT_TARGET",
     "DEFAULT_VERSION",
@@ -276,6 +278,7 @@ __all__ = [
     "budget_scope",
     "bulk_allocation",
     "byte_len",
+    "cache_folder",
     "canonical_string",
     "check_budget",
     "compact_json",

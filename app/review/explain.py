@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from ..inventory import ClaimReducer, HeldClaim, Inventory, NodeGroup, only_groups
 from ..k8s import Budget, NodeSelector, Note, Path, Reason, ResourceClaimSpec, Severity, Toleration
 from ..satisfy import (
+    ClassVerdict,
     PodClaim,
     PodPlacement,
     PodRequest,
@@ -314,18 +315,36 @@ def _pod_request(pod: Mapping[str, Any], resolved: Sequence[tuple[int, str, Reso
     return PodRequest(claims=claims, placement=placement)
 
 
+def _now_answer(cls: ClassVerdict, now: Sequence[ClassVerdict]) -> tuple[bool | None, str]:
+    """The "now" answer over the nodes of one class of the "ever" check.  The two checks may
+    divide the nodes differently (what is held today splits a class into its groups), so the
+    answer is gathered node by node: yes when some node of the class fits now, no (with the first
+    reason) when none does, undecided otherwise; the class's own answer when no node is named."""
+    exact = next((c for c in now if c.nodes == cls.nodes and c.eligible == cls.eligible), None)
+    if exact is not None:
+        return exact.ok, exact.reason
+    wanted = set(cls.nodes)
+    got = [c for c in now if c.eligible == cls.eligible and wanted.intersection(c.nodes)]
+    if not got:
+        return cls.ok, ""
+    if any(c.ok for c in got):
+        return True, ""
+    first = next((c for c in got if c.ok is False), None)
+    if first is not None and all(c.ok is False for c in got):
+        return False, first.reason
+    return None, next((c.reason for c in got if not c.ok), "")
+
+
 def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, budget: Budget | None) -> tuple[bool | None, bool | None, list[ClassRow], list[Note]]:
     """Per class of nodes, the pod's verdict ever and now (the engine's joint search over all of its
     claims, every class evaluated), with the holders where only today's allocations are in the way."""
     ever = check_pod(request, inventory, budget=budget, every_class=True)
     now = check_pod(request, inventory, budget=budget, every_class=True, now=True)
-    now_by = {c.nodes: c for c in now.per_class}
     rows: list[ClassRow] = []
     plans = [alt for c in request.claims if c.allocation is None for p in plan_claim(c.spec, c.path) for alt in p.alternatives[:1]]
     for cls in ever.per_class:
-        n = now_by.get(cls.nodes)
-        now_ok = n.ok if n is not None else cls.ok
-        reason = cls.reason if not cls.ok else (n.reason if n is not None and not now_ok else "")
+        now_ok, now_reason = _now_answer(cls, now.per_class)
+        reason = cls.reason if not cls.ok else (now_reason if not now_ok else "")
         held = ""
         if cls.ok and now_ok is False:
             within = {i for g in inventory.groups if set(cls.nodes) & set(g.nodes) for i in g.devices}

@@ -67,7 +67,8 @@ class PlacementFilter:
         by_name = bool(placement.node_name) or any(
             t.match_fields for t in (affinity.node_selector_terms if affinity else ())
         ) or any(t.match_fields for sel in self.pins for t in sel.node_selector_terms)
-        self._by_name = by_name
+        self.by_name = by_name
+        """True when a decision depends on the node's name, not only on what its :class:`NodeInfo` holds."""
         keys = set(placement.node_selector)
         for sel in ([affinity] if affinity else []) + self.pins:
             for t in sel.node_selector_terms:
@@ -82,7 +83,7 @@ class PlacementFilter:
         taints (``node.kubernetes.io/…``: not-ready, unreachable, pressure) — nodes come back."""
         seen: object = None if info is None else (
             tuple(info.labels.get(k) for k in self._keys), id(info.taints), info.unschedulable)
-        key: object = ((name, seen) if self._by_name else seen, lenient)
+        key: object = ((name, seen) if self.by_name else seen, lenient)
         if key in self._memo:
             return self._memo[key]
         got = self._decide(name, info, lenient)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..inventory import Inventory, NodeGroup
+from ..inventory import Inventory, NodeGroup, NodeInfo
 from ..k8s import DEFAULT_TARGET, Budget, Note, Path, Reason, ResourceClaimSpec, Severity, Target
 from .check import SEARCH_DEADLINE, SEARCH_UNDECIDED, Problem, _search_on
 from .doubts import find_doubts
@@ -44,6 +44,46 @@ class Candidate:
     """Set when these nodes are out only for now (cordoned, not ready): why."""
     position: int = 0
     """Index of ``group`` in ``Inventory.groups`` (its class key is at the same index)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClass:
+    """The node groups of one class for one problem — equal class keys, all potential or none — with
+    their nodes gathered by :class:`NodeInfo`, so the pod's filters are decided once per distinct
+    info of the class rather than once per node (and per group)."""
+
+    position: int
+    """The first group of the class in ``Inventory.groups``: the one searched for all of them."""
+    members: tuple[tuple[NodeInfo | None, tuple[str, ...]], ...]
+    """Nodes by the info the filters read, in inventory order (``""`` for "some node")."""
+    nodes: tuple[str, ...]
+    """Every named node of the class."""
+
+
+def node_classes(problem: Problem, inventory: Inventory) -> tuple[NodeClass, ...]:
+    """``problem``'s node classes in inventory order (existing nodes first, as the groups are),
+    kept on the snapshot's cache per claim shape (the key of its class keys)."""
+    key = ("nodeclasses", problem.cache_key)
+    hit = inventory.cache.get(key)
+    if isinstance(hit, tuple):
+        return hit
+    groups = inventory.groups
+    order: dict[object, list[int]] = {}
+    for position, class_key in enumerate(problem.class_keys()):
+        order.setdefault((class_key, groups[position].potential), []).append(position)
+    infos = inventory.node_info
+    out: list[NodeClass] = []
+    for positions in order.values():
+        by_info: dict[int, tuple[NodeInfo | None, list[str]]] = {}
+        for position in positions:
+            for name in groups[position].nodes or ("",):
+                info = infos.get(name) if name else None
+                by_info.setdefault(id(info), (info, []))[1].append(name)
+        members = tuple((info, tuple(names)) for info, names in by_info.values())
+        out.append(NodeClass(positions[0], members, tuple(n for _, names in members for n in names if n)))
+    classes = tuple(out)
+    inventory.cache.put(key, classes, weight=1 + len(groups) // 64 + len(infos) // 256)
+    return classes
 
 
 class PodProblem:
@@ -103,13 +143,13 @@ class PodProblem:
         specs: list[ResourceClaimSpec] = [c.spec for c in claims] or [ResourceClaimSpec()]
         return Problem(specs, plans, self.inventory)
 
-    def candidates(self) -> tuple[list[Candidate], list[tuple[NodeGroup, str]]]:
+    def candidates(self) -> tuple[list[Candidate], list[ClassVerdict]]:
         """Per node group: the nodes that pass the filters (split by implicit-claim variant), and
         the groups no node of which passes, with the reason."""
-        excluded: list[tuple[NodeGroup, str]] = []
+        excluded: list[ClassVerdict] = []
         return list(self.walk(excluded)), excluded
 
-    def walk(self, excluded: list[tuple[NodeGroup, str]]) -> Iterator[Candidate]:
+    def walk(self, excluded: list[ClassVerdict]) -> Iterator[Candidate]:
         """:meth:`candidates` lazily, in inventory order (nodes out only for now last): a check
         that stops at the first class that fits never filters the nodes after it."""
         later: list[Candidate] = []
@@ -139,7 +179,7 @@ class PodProblem:
                 plugins = info.device_plugin if info is not None else frozenset()
                 passing.setdefault((plugins, transient), []).append(name)
             if not any(not why for _, why in passing):
-                excluded.append((group, "; ".join(misses.values())))
+                excluded.append(_excluded(group.label, group.nodes, misses))
             for (plugins, transient), members in passing.items():
                 problem, claims = self.variant(plugins)
                 cand = Candidate(group, tuple(n for n in members if n), problem, claims, transient, position)
@@ -149,9 +189,55 @@ class PodProblem:
                     yield cand
         yield from later
 
+    def walk_classes(self, excluded: list[ClassVerdict]) -> Iterator[Candidate]:
+        """:meth:`walk` with one step per node class instead of one per group: for a pod with one
+        problem everywhere (no node's device plugins change its claims) and nothing held (so
+        every group of a class has the same answer), each class is searched once on its first
+        group, over the nodes of all of its groups the filters let the pod use.  Nodes of a class
+        the filters keep out are one excluded entry.  Cost: the classes, and the distinct node
+        infos — not the nodes — unless the pod names nodes (``nodeName``, ``matchFields``)."""
+        problem, claims = self.variant(frozenset())
+        groups = self.inventory.groups
+        miss_of = self.filter.miss
+        by_name = self.filter.by_name
+        later: list[Candidate] = []
+        for cls in node_classes(problem, self.inventory):
+            group = groups[cls.position]
+            if len(cls.members) == 1 and not by_name:
+                info, names = cls.members[0]
+                if miss_of(names[0], info) is None:  # the common case: the whole class may be used
+                    yield Candidate(group, cls.nodes, problem, claims, "", cls.position)
+                    continue
+            usable: list[str] = []
+            out: list[str] = []
+            transient: dict[str, list[str]] = {}
+            misses: dict[Filter, str] = {}
+            for info, names in cls.members:
+                for who in ([(n,) for n in names] if by_name else [names]):
+                    miss = miss_of(who[0], info)
+                    if miss is None:
+                        usable.extend(who)
+                        continue
+                    misses.setdefault(miss[0], miss[1])
+                    out.extend(who)
+                    if miss_of(who[0], info, lenient=True) is None:
+                        transient.setdefault(miss[1], []).extend(who)
+            if out:
+                nodes = tuple(n for n in out if n)
+                excluded.append(_excluded(_label(nodes, group), nodes, misses))
+            if usable:
+                yield Candidate(group, tuple(n for n in usable if n), problem, claims, "", cls.position)
+            for why, members in transient.items():
+                later.append(Candidate(group, tuple(n for n in members if n), problem, claims, why, cls.position))
+        yield from later
+
+
+def _excluded(label: str, nodes: tuple[str, ...], misses: dict[Filter, str]) -> ClassVerdict:
+    return ClassVerdict(label, nodes, False, "; ".join(misses.values()), eligible=False)
+
 
 def _label(nodes: tuple[str, ...], group: NodeGroup) -> str:
-    if not nodes or len(nodes) == len(group.nodes):
+    if not nodes or nodes == group.nodes:
         return group.label
     suffix = ", potential" if group.potential else ""
     return nodes[0] + (f" (+{len(nodes) - 1} alike{suffix})" if len(nodes) > 1 else (" (potential)" if suffix else ""))
@@ -279,19 +365,21 @@ def _check_pod(
     pod = PodProblem(request, inventory, target, claims_text)
     if not request.claims and not request.containers:
         return PodVerdict([], None)
-    plugin_sets: set[frozenset[str]] = {frozenset()} | {i.device_plugin for i in inventory.node_info.values()}
-    for plugins in plugin_sets:
+    for plugins in _plugin_sets(inventory):
         problem, claims = pod.variant(plugins)
         notes = _preflight(problem, claims, inventory, strict)
         if notes:
             return PodVerdict(notes, False if any(n.severity is Severity.ERROR for n in notes) else None)
     if not any(problem.plans for problem, _ in pod.variants()) and not pod.allocated:
         return PodVerdict([], None)
-    excluded: list[tuple[NodeGroup, str]] = []
+    excluded: list[ClassVerdict] = []
     held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
-    for cand in pod.walk(excluded):
+    # one step per node class when every group of a class has the same answer: one problem on
+    # every node, nothing held (what is held differs per group)
+    walk = pod.walk_classes(excluded) if held.empty and len(pod.variants()) == 1 else pod.walk(excluded)
+    for cand in walk:
         if budget is not None and budget.spent():
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
@@ -318,13 +406,24 @@ def _check_pod(
         else:
             reason = outcome.kind
         per_class.append(ClassVerdict(label, cand.nodes, False if outcome.kind in (OutcomeKind.UNSAT, OutcomeKind.FATAL) else None, reason))
-    per_class[:0] = [ClassVerdict(group.label, group.nodes, False, why, eligible=False) for group, why in excluded]
+    per_class[:0] = excluded
     return _verdict(request, inventory, results, excluded, per_class, every_class)
+
+
+def _plugin_sets(inventory: Inventory) -> frozenset[frozenset[str]]:
+    """The distinct sets of device-plugin resources of the snapshot's nodes (and the empty set),
+    kept on its cache: a pod's check needs them before every search, the snapshot has them once."""
+    hit = inventory.cache.get(("pluginsets",))
+    if isinstance(hit, frozenset):
+        return hit
+    sets = frozenset({frozenset()} | {i.device_plugin for i in inventory.node_info.values()})
+    inventory.cache.put(("pluginsets",), sets, weight=1 + len(sets) // 16)
+    return sets
 
 
 def _verdict(
     request: PodRequest, inventory: Inventory, results: list[tuple[Candidate, Outcome, bool]],
-    excluded: list[tuple[NodeGroup, str]], per_class: list[ClassVerdict], every_class: bool = False,
+    excluded: list[ClassVerdict], per_class: list[ClassVerdict], every_class: bool = False,
 ) -> PodVerdict:
     from .check import _error_note, error_blocks
 

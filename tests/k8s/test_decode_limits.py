@@ -375,3 +375,20 @@ def test_quoted_scalars_do_not_send_a_cronjob_to_the_careful_reader() -> None:
 )
 def test_what_is_left_out_is_only_quoted_text(text: str) -> None:
     assert needs_careful_reader(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "careful"),
+    [
+        ("yes: 1\n", True),  # a risky key (the token with its colon)
+        ("a:: b\n", False),  # colons after a plain word
+        ("x: '::'\n", False),
+        ("x: ::\n", False),  # colons alone are no token YAML readers disagree on
+        ("x: *a:\n", True),  # an alias with a colon in its name
+        ("a: b\nc: d\ne: 'quoted'\nf: on\n", True),  # a risky token after the only quoted line
+        ("a: b\nc: 'on'\nd: \"off\"\n", False),  # risky words only inside quotes, on two lines
+        ("a: 'x'\nb: \"it's\"\nc: 0777\n", True),
+    ],
+)
+def test_the_guard_reads_tokens_and_quoted_lines_as_before(text: str, careful: bool) -> None:
+    assert needs_careful_reader(text) is careful

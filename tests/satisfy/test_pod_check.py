@@ -34,11 +34,12 @@ def test_gpu_and_nic_on_different_nodes_is_unsatisfiable_naming_each_class() -> 
     assert v.satisfiable is False
     msg = v.notes[0].message
     assert v.notes[0].reason == "Unsatisfiable"
-    assert "node-a" in msg and "node-b" in msg and "node-c" in msg
+    # node-a and node-c reach alike devices: one class, one sentence
+    assert "node-a (+1 alike)" in msg and "node-b" in msg
     assert 'claim "gpu" (template "gpu") fits; claim "nic"' in msg
     assert 'claim "gpu" (template "gpu"): request "gpu"' in msg  # node-b has no GPU
     assert "cannot allocate all" not in msg
-    assert {c.label for c in v.per_class} == {"node-a", "node-b", "node-c"}
+    assert {c.label: c.nodes for c in v.per_class} == {"node-a (+1 alike)": ("node-a", "node-c"), "node-b": ("node-b",)}
     assert all(c.ok is False and c.reason for c in v.per_class)
 
 
@@ -218,3 +219,37 @@ def test_pods_with_the_same_claims_share_the_answers_per_class_whatever_their_pl
     assert a.satisfiable is b.satisfiable is False and a.notes[0].message == b.notes[0].message
     excluded = check_pod(pod(pclaim("gpu", GPU), pclaim("nic", NICC, 1), node_selector={"zone": "none"}), inv)
     assert excluded.satisfiable is False and "node-a" in excluded.notes[0].message  # still its own verdict
+
+
+def _three_alike(*, taint_c: bool = True, cordon_b: bool = False) -> Any:
+    taint = [{"key": "team", "value": "x", "effect": "NoSchedule"}] if taint_c else None
+    return build_inventory([dclass(), knode("node-a"), knode("node-b", unschedulable=cordon_b), knode("node-c", taints=taint),
+                            *(rslice(n, [device("gpu-0")]) for n in ("node-a", "node-b", "node-c"))])
+
+
+def test_one_class_of_alike_nodes_is_split_by_the_pods_filters() -> None:
+    """Three nodes of one class, one tainted: the class's answer is asked once, the tainted node is
+    an excluded entry and the others one class — the same split for every way of walking."""
+    inv = _three_alike()
+    v = check_pod(pod(pclaim("gpu", GPU)), inv, every_class=True)
+    assert v.satisfiable is True
+    assert [(c.nodes, c.ok, c.eligible) for c in v.per_class] == [
+        (("node-c",), False, False), (("node-a", "node-b"), True, True)]
+    assert "taint team=x:NoSchedule is not tolerated" in v.per_class[0].reason
+    tolerated = check_pod(pod(pclaim("gpu", GPU), tolerations=[{"key": "team", "operator": "Exists"}]), inv, every_class=True)
+    assert [(c.label, c.nodes, c.ok) for c in tolerated.per_class] == [("node-a (+2 alike)", ("node-a", "node-b", "node-c"), True)]
+
+
+def test_a_pod_pinned_by_name_to_an_excluded_node_of_a_fitting_class_does_not_fit() -> None:
+    inv = _three_alike()
+    pinned = check_pod(pod(pclaim("gpu", GPU), node_name="node-c"), inv)
+    assert pinned.satisfiable is False
+    assert "taint team=x:NoSchedule" in pinned.notes[0].message
+    assert check_pod(pod(pclaim("gpu", GPU), node_name="node-b"), inv).satisfiable is True
+
+
+def test_cordoned_nodes_of_a_class_are_out_only_for_now() -> None:
+    inv = _three_alike(taint_c=False, cordon_b=True)
+    only_b = check_pod(pod(pclaim("gpu", GPU), node_name="node-b"), inv)
+    assert only_b.satisfiable is None and "cordoned" in only_b.notes[0].message
+    assert check_pod(pod(pclaim("gpu", GPU)), inv).satisfiable is True
