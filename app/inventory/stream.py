@@ -3,7 +3,7 @@
 Why: ``kubectl get nodes -o yaml`` (or ``resourceslices``, or ``resourceclaims -A``) of a cluster
 writes *one* YAML document, a ``kind: List`` whose ``items`` are every object — 100,000 of them
 and hundreds of MB for a large cluster.  Decoding it at once would hold every item's dicts (and
-the text) at the same time; this reader holds one piece (~4 MB of text) at a time.
+the text) at the same time; this reader holds one piece (~1 MB of text) at a time.
 
 How, in two passes over the file:
 
@@ -33,7 +33,11 @@ from ..k8s import DecodeResult, decode_bytes, decode_text, shift_result
 
 __all__ = ["PIECE_BYTES", "stream_file"]
 
-PIECE_BYTES = 4 * 1024 * 1024
+PIECE_BYTES = 1024 * 1024
+"""Why 1 MB and not more: what a piece decodes to (dicts, models: ~10× the text) is freed once the
+builder has reduced it, but the allocator keeps the arenas the snapshot's records were allocated
+into among them — at 100,000 devices the RSS at ready was 349 MB with 4 MB pieces, 240 MB with
+1 MB ones (``benchmarks/RESULTS.md``); smaller pieces gain nothing more and cost per-piece work."""
 _MAX_HEAD_BYTES = 1 << 20  # what a List keeps besides its items: a few lines
 _DOCUMENT_START = re.compile(rb"---(?:[ \t\r\n]|$)")
 _ITEMS_KEY = re.compile(rb"items:[ \t]*\r?\n?")
