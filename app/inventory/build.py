@@ -211,23 +211,31 @@ def _pool_record(key: PoolKey, members: list[_Slice]) -> PoolRecord:
 
 
 def _qualified_attributes(
-    driver: str, dev: Device, entries: dict[tuple[str, object], tuple[str, object]],
+    driver: str, dev: Device, parts: _SharedParts,
 ) -> tuple[dict[str, tuple[str, object]], dict[str, tuple[str, object]], str | None]:
     raw: dict[str, tuple[str, object]] = {}
     qualified: dict[str, tuple[str, object]] = {}
     broken: str | None = None
-    intern = sys.intern
+    entries, spellings = parts.entries, parts.spellings
+    attributes = dev.attributes
     # Unqualified names first so an explicitly qualified spelling wins, as upstream does.
-    for name in sorted(dev.attributes, key=lambda n: "/" in n):
-        kind, value = dev.attributes[name].kind_and_value()
+    order = sorted(attributes, key=lambda n: "/" in n) if any("/" in n for n in attributes) else attributes
+    for name in order:
+        kind, value = attributes[name].kind_and_value()
         if kind is None:
             broken = name
             continue
-        # names and string values repeat on every device alike: one string object each
-        entry = (intern(kind), intern(value) if type(value) is str else value)
+        # values repeat on every device alike: one (kind, value) tuple each, and one string for
+        # each name and its qualified spelling (values are not interned: a unique uuid per
+        # device would only grow the interpreter's table of interned strings)
+        entry = (kind, value)
         entry = entries.setdefault(entry, entry)
-        raw[intern(name)] = entry
-        qualified[intern(name if "/" in name else f"{driver}/{name}")] = entry
+        spelled = spellings.get((driver, name))
+        if spelled is None:
+            own = sys.intern(name)
+            spelled = spellings[(driver, name)] = (own, own if "/" in name else sys.intern(f"{driver}/{name}"))
+        raw[spelled[0]] = entry
+        qualified[spelled[1]] = entry
     return raw, qualified, broken
 
 
@@ -297,12 +305,15 @@ class _SharedParts:
         one object for every H100); emptied after each build (:meth:`forget_values`)."""
         self.names: dict[tuple[str, ...], tuple[str, ...]] = {}
         """One tuple per distinct set of attribute names."""
+        self.spellings: dict[tuple[str, str], tuple[str, str]] = {}
+        """(driver, attribute name) → the name and its qualified spelling, interned."""
 
     def forget_values(self) -> None:
         """Drop the tables that share attribute values and names: what was shared stays shared,
         and their size is bounded by one build's devices, not by the history of watched ones."""
         self.entries = {}
         self.names = {}
+        self.spellings = {}
 
     def body(self, body_text: str, dev: Device) -> _Body:
         got = self.bodies.get(body_text)
@@ -333,7 +344,7 @@ class _SharedParts:
 
 
 def _prepare(driver: str, dev: Device, reach: _Reach, parts: _SharedParts) -> _SliceDevice:
-    raw_attrs, attrs, broken = _qualified_attributes(driver, dev, parts.entries)
+    raw_attrs, attrs, broken = _qualified_attributes(driver, dev, parts)
     body_text = driver + "\x00" + dev.model_dump_json(
         by_alias=True, exclude={"name", "node_name", "node_selector", "all_nodes", "attributes"}
     )
