@@ -33,6 +33,7 @@ from ..k8s import DraguardError
 from . import ast as A
 from .celpy_shape import unsupported_reason
 from .device import CelDevice
+from .plain import PlainProgram, plain_program
 from .typecheck import Checked
 
 if TYPE_CHECKING:
@@ -75,7 +76,8 @@ class CelPythonEngine:
     only against an inventory, and cel-python (with pendulum and dateutil behind it) costs
     ~0.05 s to import.  Whether the engine can run the expression is decided here, on the tree
     (:mod:`app.cel.celpy_shape`); cel-python is imported and the program built on the first
-    evaluation (:class:`DeferredProgram`)."""
+    evaluation it is needed for (:class:`DeferredProgram`): the plainest comparisons are answered
+    without it wherever the answer is certain (:mod:`app.cel.plain`)."""
 
     name = "celpy"
 
@@ -83,9 +85,14 @@ class CelPythonEngine:
         reason = unsupported_reason(program.tree)
         if reason is not None:
             raise UnsupportedExpression(reason)
-        return DeferredProgram(program.tree, program.counting)
+        plain = None if program.counting else plain_program(program.root)
+        return DeferredProgram(program.tree, program.counting, plain)
 
     def run(self, prepared: DeferredProgram, device: CelDevice) -> Any:
+        if prepared.plain is not None:  # a plain comparison: answered without cel-python when certain
+            value = prepared.plain(device)
+            if value is not None:
+                return value
         return _celpy_engine().run(prepared.program(), device)
 
 
@@ -93,11 +100,13 @@ class DeferredProgram:
     """A selector the cel-python engine accepted, built into a :class:`~app.cel.celpy_engine.CelpyProgram`
     on its first evaluation (once: a lock, and the built program is immutable)."""
 
-    __slots__ = ("_built", "_counting", "_lock", "_tree")
+    __slots__ = ("_built", "_counting", "_lock", "_tree", "plain")
 
-    def __init__(self, tree: lark.Tree[Any], counting: bool) -> None:
+    def __init__(self, tree: lark.Tree[Any], counting: bool, plain: PlainProgram | None = None) -> None:
         self._tree = tree
         self._counting = counting
+        self.plain = plain
+        """The selector as :mod:`.plain` reads it, when it is one of its shapes."""
         self._built: CelpyProgram | None = None
         self._lock = threading.Lock()
 

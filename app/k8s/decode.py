@@ -24,6 +24,7 @@ import yaml
 from .fastyaml import DOCUMENT_START, LEADING_TRIVIA, fast_yaml_documents
 from .finding import Finding, Reason, Severity
 from .jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
+from .linepos import block_positions
 from .templates import template_finding
 from .workloads import WORKLOAD_KIND_NAMES, mentions_dra
 
@@ -222,7 +223,15 @@ class _Locator:
             return
         start, end = spans[index]
         line0 = self._text.count("\n", 0, start)
-        for doc in _positions_only(self._text[start:end], self._source, line0):
+        span = self._text[start:end]
+        tables = block_positions(span, line0)
+        if tables is not None:  # plain block style: read off the lines (see app/k8s/linepos.py)
+            line, column = tables[0][()]
+            self._found[(index, None)] = Document(obj=None, source=self._source, index=index, line=line,
+                                                  column=column, positions=tables[0], key_positions=tables[1])
+            self._done.add(index)
+            return
+        for doc in _positions_only(span, self._source, line0):
             doc.index = index
             self._found[(index, doc.item)] = doc
         self._done.add(index)

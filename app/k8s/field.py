@@ -83,13 +83,13 @@ class Path:
         segs = (*self.segments, ("field", name))
         for extra in more:
             segs = (*segs, ("field", extra))
-        return Path(segs)
+        return _made(segs)
 
     def index(self, i: int) -> Path:
-        return Path((*self.segments, ("index", i)))
+        return _made((*self.segments, ("index", i)))
 
     def key(self, k: str) -> Path:
-        return Path((*self.segments, ("key", k)))
+        return _made((*self.segments, ("key", k)))
 
     def __str__(self) -> str:
         out: list[str] = []
@@ -110,6 +110,19 @@ class Path:
     def json_pointer_parts(self) -> list[str | int]:
         """The path as raw segments (fields, keys, indices) for locating it in a document."""
         return [value for _, value in self.segments]
+
+
+_new_path = object.__new__
+_set_segments = Path.__dict__["segments"].__set__  # the slot itself: frozen only forbids __setattr__
+
+
+def _made(segments: tuple[tuple[str, str | int], ...]) -> Path:
+    """``Path(segments)`` without the dataclass ``__init__`` frame: validation makes ~50 paths
+    per object (one per field it looks at, error or not), and the frozen ``__init__`` (a Python
+    call and ``object.__setattr__``) was ~5 % of linting 10,000 objects."""
+    path = _new_path(Path)
+    _set_segments(path, segments)
+    return path
 
 
 class Omitted:

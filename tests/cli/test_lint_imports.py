@@ -39,14 +39,35 @@ def test_lint_with_an_inventory_loads_no_server_client_or_certificate_code() -> 
     assert loaded.isdisjoint(SERVER_AND_CLIENT), sorted(loaded & set(SERVER_AND_CLIENT))
 
 
-def test_cel_python_loads_only_when_a_selector_is_evaluated() -> None:
+_STARTS_WITH = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: prefix, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        selectors:
+        - cel: {expression: 'device.attributes["gpu.example.com"].model.startsWith("A")'}
+"""
+
+
+def test_cel_python_loads_only_when_a_selector_is_evaluated(tmp_path: Path) -> None:
     """Without an inventory the examples' CEL selectors are parsed and checked, never evaluated:
-    cel-python's evaluator (and pendulum behind it) stays out; with one it is loaded and used."""
+    cel-python's evaluator (and pendulum behind it) stays out.  With one, the examples' plain
+    comparisons (``device.driver == "…"``, an attribute ``== "…"``) are answered without it
+    (app/cel/plain.py); a selector that is not plain loads it and is evaluated by it."""
     claims = str(ROOT / "examples" / "claims")
+    inventory = str(ROOT / "examples" / "inventory")
     code, loaded = _lint_modules(claims)
     assert code in (0, 1) and "lark" in loaded  # the selectors were parsed
     assert loaded.isdisjoint({"celpy", "pendulum"}), sorted(loaded & {"celpy", "pendulum"})
-    _, loaded = _lint_modules(claims, "--inventory", str(ROOT / "examples" / "inventory"))
+    _, loaded = _lint_modules(claims, "--inventory", inventory)
+    assert loaded.isdisjoint({"celpy", "pendulum"}), sorted(loaded & {"celpy", "pendulum"})
+    (tmp_path / "prefix.yaml").write_text(_STARTS_WITH)
+    _, loaded = _lint_modules(str(tmp_path / "prefix.yaml"), "--inventory", inventory)
     assert "celpy" in loaded
 
 

@@ -283,12 +283,18 @@ def test_a_finding_in_one_document_decodes_only_that_document_again(monkeypatch:
     docs = decode_text(text, "many.yaml").documents
     seen: list[int] = []
     careful = decode._positions_only
+    lines = decode.block_positions
 
     def recording(t: str, source: str = "", line0: int = 0) -> Any:
         seen.append(len(t))
         return careful(t, source, line0)
 
+    def recording_lines(t: str, line0: int = 0) -> Any:
+        seen.append(len(t))
+        return lines(t, line0)
+
     monkeypatch.setattr(decode, "_positions_only", recording)
+    monkeypatch.setattr(decode, "block_positions", recording_lines)
     assert docs[30].position_of(["metadata", "name"]) == (1 + 30 * 4 + 3, 9)
     assert docs[0].line == 2
     assert seen and max(seen) < len(text) // 10  # one document's text each time, not the file's
