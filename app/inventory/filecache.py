@@ -36,7 +36,7 @@ import pickle
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..k8s import Target, cache_folder
 from .files import manifest_files
@@ -158,7 +158,7 @@ class _Pickler(pickle.Pickler):
     their class and field values and read back by :func:`_restore`: the dataclasses' own
     ``__setstate__`` looks the fields up again for every object, 0.1 s of reading 8,000 devices."""
 
-    def reducer_override(self, obj: object) -> object:
+    def reducer_override(self, obj: object) -> Any:
         cls = type(obj)
         names = _frozen_fields(cls)
         if names is None:
@@ -188,7 +188,7 @@ def _restore(cls: type, values: tuple[object, ...]) -> object:
     setters = _SETTERS.get(cls)
     if setters is None:
         setters = _SETTERS[cls] = tuple(type.__getattribute__(cls, f.name).__set__ for f in dataclasses.fields(cls))
-    obj = object.__new__(cls)
+    obj: object = object.__new__(cls)
     for setter, value in zip(setters, values, strict=True):
         setter(obj, value)
     return obj
