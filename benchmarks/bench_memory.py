@@ -13,11 +13,15 @@ checked on several shapes, each written as ``kubectl get ... -o yaml`` writes it
   ``numa`` attribute;
 * ``large-nodes``: 125 nodes with 800 GPUs each (one slice of 100 devices × 8 per node);
 * ``network``: network-attached pools — 1,250 pools of 80 devices not bound to a node (half
-  ``allNodes``, half a ``nodeSelector`` on a zone label), with 1,000 Nodes.
+  ``allNodes``, half a ``nodeSelector`` on a zone label), with 1,000 Nodes;
+* ``empty``: one DeviceClass and no device — the server's own floor (interpreter, FastAPI,
+  pydantic, the CEL evaluator, TLS), what every other shape's RSS includes.
 
 For each shape one ``draguard serve --inventory FOLDER`` process: time from start to ``/readyz``
 200, ``VmRSS`` at that moment and ``VmHWM`` (the peak RSS of start-up), read from
-``/proc/PID/status``; then one review of a claim to show it answers.  Medians of ``--repeat``.
+``/proc/PID/status``, and the CPU seconds the server had used by then (``/proc/PID/stat``: on a
+shared machine the wall-clock time to ready grows with the load, its CPU much less); then one
+review of a claim to show it answers.  Medians of ``--repeat``.
 """
 
 from __future__ import annotations
@@ -108,6 +112,7 @@ def network(devices: int, rng: random.Random) -> list[dict[str, Any]]:
 
 
 SHAPES = {
+    "empty": lambda devices, rng: [CLASS],
     "workload": lambda devices, rng: make_inventory(devices),
     "small-nodes": small_nodes,
     "large-nodes": large_nodes,
@@ -139,6 +144,13 @@ def status_mb(pid: int, field: str) -> float:
     return 0.0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=100_000)
@@ -157,12 +169,13 @@ def main() -> int:
             mb = write_lists(objects, folder)
             count = sum(len(o["spec"].get("devices", [])) for o in objects if o["kind"] == "ResourceSlice")
             del objects
-            ready, rss, peak = [], [], []
+            ready, rss, peak, cpu = [], [], [], []
             answered = ""
             for _ in range(args.repeat):
                 proc, port, ca, startup, _rss = start_server(folder, tmp, "error")
                 try:
                     ready.append(startup)
+                    cpu.append(cpu_seconds(proc.pid))
                     rss.append(status_mb(proc.pid, "VmRSS"))
                     peak.append(status_mb(proc.pid, "VmHWM"))
                     status, body = Connection(port, ca).post("/validate", probe)
@@ -171,7 +184,8 @@ def main() -> int:
                 finally:
                     stop(proc)
             line = (f"{shape:12s} {count:>7,} devices ({mb:.0f} MB of YAML in kind: List files): ready in "
-                    f"{statistics.median(ready):.1f} s, RSS at ready {statistics.median(rss):.0f} MB, "
+                    f"{statistics.median(ready):.1f} s ({statistics.median(cpu):.1f} s CPU), "
+                    f"RSS at ready {statistics.median(rss):.0f} MB, "
                     f"peak during start-up {statistics.median(peak):.0f} MB; a review: {answered}")
             print(line, flush=True)
             lines.append(line)

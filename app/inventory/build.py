@@ -101,13 +101,26 @@ def _decode_node(raw: Mapping[str, Any], parts: _SharedParts) -> _Decoded:
 
 
 class _SliceDevice(NamedTuple):
-    """What the snapshot needs of one device of a slice."""
+    """What the snapshot needs of one device of a slice (reused while the ResourceSlice it comes
+    from is unchanged): one tuple per device, everything alike devices have in common shared.
+
+    Why so little: these live until the snapshot is built, beside the records made from them; at
+    100,000 devices every byte per device here is 100 kB of start-up peak the allocator keeps."""
 
     name: str
     reach: _Reach
-    prep: _DevicePrep
     consumes: tuple[tuple[str, tuple[str, ...]], ...]
     """(counter set, counter names) the device draws on: the pool checks they exist."""
+    attributes: dict[str, tuple[str, object]]
+    """By fully qualified name (see :func:`_qualified_attributes`)."""
+    raw_attributes: dict[str, tuple[str, object]] | None
+    """As the slice names them, or ``None`` when every name is unqualified (then they are
+    ``attributes`` with the driver's domain taken off: :attr:`DeviceRecord.raw_attributes`)."""
+    names: tuple[str, ...]
+    """Every attribute name, sorted (broken ones too), one tuple per distinct set of names."""
+    broken: str | None
+    body: _Body
+    cel_error: str | None
 
 
 class _Slice(NamedTuple):
@@ -131,11 +144,9 @@ class _Slice(NamedTuple):
 def _summarize(sl: ResourceSlice, parts: _SharedParts) -> _Slice:
     spec = sl.spec
     driver = sys.intern(spec.driver)
+    shared_reach = None if spec.per_device_node_selection else _reach(sl, None)
     devices = tuple(
-        _SliceDevice(
-            sys.intern(dev.name), _reach(sl, dev), _prepare(driver, dev, parts),
-            tuple((use.counter_set, tuple(use.counters)) for use in dev.consumes_counters),
-        )
+        _prepare(driver, dev, shared_reach if shared_reach is not None else _reach(sl, dev), parts)
         for dev in spec.devices
     )
     counters = tuple(
@@ -199,27 +210,40 @@ def _pool_record(key: PoolKey, members: list[_Slice]) -> PoolRecord:
     return PoolRecord(key[0], key[1], generation, complete, invalid, counter_sets, len(members), expected)
 
 
-def _qualified_attributes(driver: str, dev: Device) -> tuple[dict[str, tuple[str, object]], dict[str, tuple[str, object]], str | None]:
+def _qualified_attributes(
+    driver: str, dev: Device, parts: _SharedParts,
+) -> tuple[dict[str, tuple[str, object]], dict[str, tuple[str, object]], str | None]:
     raw: dict[str, tuple[str, object]] = {}
     qualified: dict[str, tuple[str, object]] = {}
     broken: str | None = None
-    intern = sys.intern
+    entries, spellings = parts.entries, parts.spellings
+    attributes = dev.attributes
     # Unqualified names first so an explicitly qualified spelling wins, as upstream does.
-    for name in sorted(dev.attributes, key=lambda n: "/" in n):
-        kind, value = dev.attributes[name].kind_and_value()
+    order = sorted(attributes, key=lambda n: "/" in n) if any("/" in n for n in attributes) else attributes
+    for name in order:
+        kind, value = attributes[name].kind_and_value()
         if kind is None:
             broken = name
             continue
-        # names and string values repeat on every device alike: one string object each
-        entry = (intern(kind), intern(value) if type(value) is str else value)
-        raw[intern(name)] = entry
-        qualified[intern(name if "/" in name else f"{driver}/{name}")] = entry
+        # values repeat on every device alike: one (kind, value) tuple each, and one string for
+        # each name and its qualified spelling (values are not interned: a unique uuid per
+        # device would only grow the interpreter's table of interned strings)
+        entry = (kind, value)
+        entry = entries.setdefault(entry, entry)
+        spelled = spellings.get((driver, name))
+        if spelled is None:
+            own = sys.intern(name)
+            spelled = spellings[(driver, name)] = (own, own if "/" in name else sys.intern(f"{driver}/{name}"))
+        raw[spelled[0]] = entry
+        qualified[spelled[1]] = entry
     return raw, qualified, broken
 
 
-def _reach(sl: ResourceSlice, dev: Device) -> _Reach:
+def _reach(sl: ResourceSlice, dev: Device | None) -> _Reach:
+    """Where a device is reached: the slice's ``nodeName``/``allNodes``/``nodeSelector``, or the
+    device's own with ``perDeviceNodeSelection`` (``dev`` is ``None`` for the slice's)."""
     spec = sl.spec
-    source: Any = dev if spec.per_device_node_selection else spec
+    source: Any = dev if spec.per_device_node_selection and dev is not None else spec
     if source.node_name:
         return ("node", sys.intern(source.node_name))
     if source.all_nodes:
@@ -232,32 +256,27 @@ def _reach(sl: ResourceSlice, dev: Device) -> _Reach:
 class _ShapeIds:
     """Interns device content: the *body* (everything but name, location and attributes) and the
     *shape* (body and attributes).  Equal shapes behave alike for every claim; equal bodies behave
-    alike for every claim that reads none of the attributes that differ."""
+    alike for every claim that reads none of the attributes that differ.
+
+    A shape is the body, the sorted attribute names and the ``(kind, value)`` published under each
+    (``None`` for a broken one): values are ``int``, ``bool`` or ``str`` by kind, so equal tuples
+    are exactly equal published attributes."""
 
     def __init__(self) -> None:
         self._bodies: dict[str, int] = {}
-        self._shapes: dict[tuple[int, str], int] = {}
+        self._shapes: dict[tuple[object, ...], int] = {}
 
-    def of(self, prep: _DevicePrep) -> tuple[int, int]:
-        body = self._bodies.setdefault(prep.body_text, len(self._bodies))
-        shape = self._shapes.setdefault((body, prep.attribute_text), len(self._shapes))
+    def of(self, dev: _SliceDevice, driver: str) -> tuple[int, int]:
+        body = self._bodies.setdefault(dev.body.text, len(self._bodies))
+        names = dev.names
+        if dev.raw_attributes is not None:
+            raw = dev.raw_attributes
+            key: tuple[object, ...] = (body, names, *(raw.get(n) for n in names))
+        else:
+            attrs, domain = dev.attributes, driver + "/"
+            key = (body, names, *(attrs.get(domain + n) for n in names))
+        shape = self._shapes.setdefault(key, len(self._shapes))
         return shape, body
-
-
-class _DevicePrep(NamedTuple):
-    """What a device contributes to a snapshot apart from its position in it (reused while the
-    ResourceSlice it comes from is unchanged)."""
-
-    raw_attributes: dict[str, tuple[str, object]]
-    attributes: dict[str, tuple[str, object]]
-    broken: str | None
-    body_text: str
-    attribute_text: str
-    multi: bool
-    capacity: dict[str, DeviceCapacity]
-    taints: tuple[DeviceTaint, ...]
-    counters: dict[tuple[str, str], Quantity]
-    cel_error: str | None
 
 
 class _Body(NamedTuple):
@@ -281,6 +300,20 @@ class _SharedParts:
         self.nodes: dict[object, NodeInfo] = {}
         self.taints: dict[object, tuple[Any, ...]] = {}
         """One taints tuple per distinct set of taints, shared by every node that has it."""
+        self.entries: dict[tuple[str, object], tuple[str, object]] = {}
+        """One ``(kind, value)`` tuple per distinct attribute value (``("string", "H100")`` is
+        one object for every H100); emptied after each build (:meth:`forget_values`)."""
+        self.names: dict[tuple[str, ...], tuple[str, ...]] = {}
+        """One tuple per distinct set of attribute names."""
+        self.spellings: dict[tuple[str, str], tuple[str, str]] = {}
+        """(driver, attribute name) → the name and its qualified spelling, interned."""
+
+    def forget_values(self) -> None:
+        """Drop the tables that share attribute values and names: what was shared stays shared,
+        and their size is bounded by one build's devices, not by the history of watched ones."""
+        self.entries = {}
+        self.names = {}
+        self.spellings = {}
 
     def body(self, body_text: str, dev: Device) -> _Body:
         got = self.bodies.get(body_text)
@@ -310,15 +343,19 @@ class _SharedParts:
         return got
 
 
-def _prepare(driver: str, dev: Device, parts: _SharedParts) -> _DevicePrep:
-    raw_attrs, attrs, broken = _qualified_attributes(driver, dev)
+def _prepare(driver: str, dev: Device, reach: _Reach, parts: _SharedParts) -> _SliceDevice:
+    raw_attrs, attrs, broken = _qualified_attributes(driver, dev, parts)
     body_text = driver + "\x00" + dev.model_dump_json(
         by_alias=True, exclude={"name", "node_name", "node_selector", "all_nodes", "attributes"}
     )
     body = parts.body(body_text, dev)
-    return _DevicePrep(
-        raw_attrs, attrs, broken, body.text, repr(sorted(raw_attrs.items())) + repr(sorted(dev.attributes)),
-        body.multi, body.capacity, body.taints, body.counters, cel_device_error(raw_attrs),
+    names = tuple(sorted(dev.attributes))
+    names = parts.names.setdefault(names, names)
+    unqualified = all("/" not in n for n in raw_attrs)
+    return _SliceDevice(
+        sys.intern(dev.name), reach,
+        tuple((use.counter_set, tuple(use.counters)) for use in dev.consumes_counters),
+        attrs, None if unqualified else raw_attrs, names, broken, body, cel_device_error(raw_attrs),
     )
 
 
@@ -358,7 +395,8 @@ class InventoryBuilder:
         potential_slices: set[int] = set()
         potential_devices: set[int] = set()
         classes, slices, nodes, infos = self._decode_all(objects, potential_nodes, potential_slices)
-        self._parts.keep_only({d.prep.body_text for sl in slices for d in sl.devices})
+        self._parts.keep_only({d.body.text for sl in slices for d in sl.devices})
+        self._parts.forget_values()
         pools_slices = _newest_generations(slices)
         pools = {key: _pool_record(key, members) for key, members in pools_slices.items()}
 
@@ -369,17 +407,17 @@ class InventoryBuilder:
             driver, pool_name = key
             for sl in pools_slices[key]:
                 for dev in sl.devices:
-                    prep = dev.prep
                     kind_reach = dev.reach
-                    shape, body = shapes.of(prep)
+                    shape, body_id = shapes.of(dev, driver)
                     node_label = kind_reach[1] if kind_reach[0] == "node" else pool_name
+                    body = dev.body
                     devices.append(
                         DeviceRecord(
                             index=len(devices), driver=driver, pool=pool_name, slice_name=sl.name,
-                            name=dev.name, multi=prep.multi, attributes=prep.attributes,
-                            broken_attribute=prep.broken, capacity=prep.capacity, taints=prep.taints,
-                            counters=prep.counters, node_label=str(node_label), profile=shape, bare_profile=body,
-                            raw_attributes=prep.raw_attributes, cel_error=prep.cel_error,
+                            name=dev.name, multi=body.multi, attributes=dev.attributes,
+                            broken_attribute=dev.broken, capacity=body.capacity, taints=body.taints,
+                            counters=body.counters, node_label=str(node_label), profile=shape, bare_profile=body_id,
+                            own_raw_attributes=dev.raw_attributes, cel_error=dev.cel_error,
                         )
                     )
                     reach.append(kind_reach)
@@ -467,28 +505,53 @@ def _group_nodes(
         elif kind == "selector":
             selected.append((rec.index, arg))
     node_names = set(nodes) | set(named)
-    per_node: dict[tuple[int, ...], list[str]] = defaultdict(list)
-    cache: dict[tuple[int, str], bool] = {}
+    # Devices published by selector are taken per selector *content* (every slice of a fabric
+    # carries its own equal selector) and nodes whose outcome is the same — no devices of their
+    # own, the same selectors matching, real or potential — share one device tuple: the work is
+    # one match per node and distinct selector, not one per node and device.
+    by_content: dict[str, int] = {}
+    seen_ids: dict[int, int] = {}
+    sel_objects: list[NodeSelector] = []
+    sel_devices: list[list[int]] = []
+    for idx, selector in selected:
+        gi = seen_ids.get(id(selector))
+        if gi is None:
+            text = selector.model_dump_json()
+            gi = by_content.get(text)
+            if gi is None:
+                gi = by_content[text] = len(sel_objects)
+                sel_objects.append(selector)
+                sel_devices.append([])
+            seen_ids[id(selector)] = gi
+        sel_devices[gi].append(idx)
+    sel_real = [[i for i in devs if i not in potential_devices] for devs in sel_devices]
+    everywhere_real = [i for i in everywhere if i not in potential_devices]
+    per_node: dict[tuple[int, ...], list[str]] = {}
+    alike: dict[tuple[bool, tuple[int, ...]], list[str]] = {}
+    every_selector = tuple(range(len(sel_objects)))
     for node in sorted(node_names):
         labels = nodes.get(node)
         real = node not in potential_nodes
-        chosen = list(named.get(node, ())) + [i for i in everywhere if not (real and i in potential_devices)]
-        for idx, selector in selected:
-            if real and idx in potential_devices:
-                continue
-            if labels is None and nodes:
-                ok: bool | None = False  # a node only known from a slice has no labels to match
-            elif labels is None:
-                ok = None  # no Node objects at all: a selector cannot be evaluated
-            else:
-                ck = (id(selector), node)
-                if ck not in cache:
-                    got = match_node_selector(selector, node, labels)
-                    cache[ck] = got is not False
-                ok = cache[ck]
-            if ok is not False:
-                chosen.append(idx)
-        per_node[tuple(sorted(chosen))].append(node)
+        if labels is None:
+            # a node only known from a slice has no labels to match; with no Node objects at
+            # all a selector cannot be evaluated, and its devices are kept
+            matched: tuple[int, ...] = () if nodes else every_selector
+        else:
+            matched = tuple(gi for gi, sel in enumerate(sel_objects) if match_node_selector(sel, node, labels) is not False)
+        own = named.get(node)
+        key = (real, matched)
+        bucket = None if own else alike.get(key)
+        if bucket is None:
+            chosen = list(own or ()) + (everywhere_real if real else everywhere)
+            for gi in matched:
+                chosen.extend(sel_real[gi] if real else sel_devices[gi])
+            devs = tuple(sorted(chosen))
+            bucket = per_node.get(devs)
+            if bucket is None:
+                bucket = per_node[devs] = []
+            if not own:
+                alike[key] = bucket
+        bucket.append(node)
     groups: list[NodeGroup] = []
     for devs, names in per_node.items():
         # a group of both kinds is split: the real nodes reach these devices now

@@ -53,8 +53,9 @@ __all__ = [
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FILE_BYTES = 32 * 1024 * 1024
-STREAM_ABOVE_BYTES = 16 * 1024 * 1024
-"""Inventory files larger than this are decoded piece by piece (smaller ones at once, as lint does)."""
+STREAM_ABOVE_BYTES = 4 * 1024 * 1024
+"""Inventory files larger than this are decoded piece by piece (smaller ones at once, as lint does):
+decoding 16 MB at once left ~100 MB of freed, unreturned memory behind the records built from it."""
 STDIN_NAME = "<stdin>"
 
 

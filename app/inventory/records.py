@@ -51,8 +51,10 @@ class DeviceRecord:
     """The device's full profile id: its content apart from name and location (equal: alike for every claim)."""
     bare_profile: int
     """The profile id without attributes: capacities and policies, taints, counters, sharing."""
-    raw_attributes: Mapping[str, AttrValue] = field(default_factory=dict)
-    """Attributes as the slice names them (what the CEL device is built from)."""
+    own_raw_attributes: Mapping[str, AttrValue] | None = None
+    """Attributes as the slice names them, when some name is qualified; ``None`` when every name
+    is unqualified: they are then ``attributes`` with the driver's domain taken off (one dict
+    per device fewer, see :attr:`raw_attributes`)."""
     cel_error: str | None = None
     """Why selectors cannot be evaluated on the device (the CEL device's ``error``), if so."""
     published: Mapping[str, DeviceCapacity] | None = None
@@ -71,6 +73,15 @@ class DeviceRecord:
             got = build_cel_device(self.driver, self.multi, self.raw_attributes, caps)
             object.__setattr__(self, "_cel", got)
         return got
+
+    @property
+    def raw_attributes(self) -> Mapping[str, AttrValue]:
+        """Attributes as the slice names them (what the CEL device is built from)."""
+        own = self.own_raw_attributes
+        if own is not None:
+            return own
+        cut = len(self.driver) + 1
+        return {name[cut:]: value for name, value in self.attributes.items()}
 
     @property
     def pool_key(self) -> PoolKey:

@@ -3,7 +3,7 @@
 Why: ``kubectl get nodes -o yaml`` (or ``resourceslices``, or ``resourceclaims -A``) of a cluster
 writes *one* YAML document, a ``kind: List`` whose ``items`` are every object — 100,000 of them
 and hundreds of MB for a large cluster.  Decoding it at once would hold every item's dicts (and
-the text) at the same time; this reader holds one piece (~4 MB of text) at a time.
+the text) at the same time; this reader holds one piece (~1 MB of text) at a time.
 
 How, in two passes over the file:
 
@@ -33,7 +33,11 @@ from ..k8s import DecodeResult, decode_bytes, decode_text, shift_result
 
 __all__ = ["PIECE_BYTES", "stream_file"]
 
-PIECE_BYTES = 4 * 1024 * 1024
+PIECE_BYTES = 1024 * 1024
+"""Why 1 MB and not more: what a piece decodes to (dicts, models: ~10× the text) is freed once the
+builder has reduced it, but the allocator keeps the arenas the snapshot's records were allocated
+into among them — at 100,000 devices the RSS at ready was 349 MB with 4 MB pieces, 240 MB with
+1 MB ones (``benchmarks/RESULTS.md``); smaller pieces gain nothing more and cost per-piece work."""
 _MAX_HEAD_BYTES = 1 << 20  # what a List keeps besides its items: a few lines
 _DOCUMENT_START = re.compile(rb"---(?:[ \t\r\n]|$)")
 _ITEMS_KEY = re.compile(rb"items:[ \t]*\r?\n?")
@@ -59,14 +63,41 @@ class _Doc:
         return self.head is not None and len(self.item_starts) > 0
 
 
+_NEXT_COLUMN_0 = re.compile(rb"\n[^ \t\r\n#]")
+"""The end of a line followed by one that starts in column 0 with something other than blank or
+comment: inside a List's items only such lines (the next item, the List's next key, ``---``)
+change what the scan knows, so it jumps from one to the next (see :func:`_scan`)."""
+_BLOCK = 1 << 20
+
+
 def _scan(path: str) -> list[_Doc] | None:
-    """The documents of ``path`` and the items of its Lists, or ``None`` to decode it whole."""
+    """The documents of ``path`` and the items of its Lists, or ``None`` to decode it whole.
+
+    Read in blocks; every line is looked at, except inside the items of a List once its first
+    item is seen, where only column-0 lines can matter: the lines between are counted, not
+    visited (a 53 MB List is ~2.5 million lines, of which ~12,000 start an item)."""
     docs: list[_Doc] = []
     doc = _Doc(0, 0)
     state = 0  # 0: before items:, 1: in the items, 2: after them
-    offset = 0
+    number = 0  # the line's number (0-based)
+    buf = b""
+    base = 0  # file offset of buf[0]
+    pos = 0  # where the current line starts in buf
     with open(path, "rb") as fh:
-        for number, line in enumerate(fh):
+        while True:
+            nl = buf.find(b"\n", pos)
+            if nl < 0:
+                more = fh.read(_BLOCK)
+                if more:
+                    buf, base, pos = buf[pos:] + more, base + pos, 0
+                    continue
+                if pos >= len(buf):
+                    break
+                end = len(buf)
+            else:
+                end = nl + 1
+            line = buf[pos:end]
+            offset = base + pos
             first = line[:1]
             if first == b"-" and _DOCUMENT_START.match(line):
                 if docs or not doc.trivia_only:  # comments before the first --- are not a document
@@ -76,36 +107,44 @@ def _scan(path: str) -> list[_Doc] | None:
                     docs.append(doc)
                 doc = _Doc(offset, number)
                 state = 0
-                offset += len(line)
-                continue
-            if first in (b"%", b".") and (first == b"%" or line.startswith(b"...")):
-                return None  # directives and document ends: the whole-file reader knows them
-            if doc.trivia_only and not _TRIVIA.fullmatch(line):
-                doc.trivia_only = False
-            if state == 1:
-                if first == b"-" and (line[1:2] in (b" ", b"\n", b"\r")):
-                    doc.item_starts.append(offset)
-                    doc.item_lines.append(number)
-                elif first in (b" ", b"\t", b"\n", b"\r", b"#") or not line:
-                    if not doc.item_starts and first in (b" ", b"\t") and line.strip():
-                        doc.head = None  # an indented sequence under items: not the layout split here
-                else:
-                    state = 2
-                    doc.items_end = offset
-            if state != 1 and doc.head is not None:
-                if state == 0 and _ITEMS_KEY.fullmatch(line):
-                    state = 1
-                    doc.head += b"items: []\n"
-                elif state == 2 and _ITEMS_KEY.fullmatch(line):
-                    doc.head = None  # a second items key: leave it to the careful reader
-                else:
-                    doc.head += line
-                    if len(doc.head) > _MAX_HEAD_BYTES:
-                        doc.head = None
-            offset += len(line)
+            else:
+                if first in (b"%", b".") and (first == b"%" or line.startswith(b"...")):
+                    return None  # directives and document ends: the whole-file reader knows them
+                if doc.trivia_only and not _TRIVIA.fullmatch(line):
+                    doc.trivia_only = False
+                if state == 1:
+                    if first == b"-" and (line[1:2] in (b" ", b"\n", b"\r")):
+                        doc.item_starts.append(offset)
+                        doc.item_lines.append(number)
+                    elif first in (b" ", b"\t", b"\n", b"\r", b"#") or not line:
+                        if not doc.item_starts and first in (b" ", b"\t") and line.strip():
+                            doc.head = None  # an indented sequence under items: not the layout split here
+                    else:
+                        state = 2
+                        doc.items_end = offset
+                if state != 1 and doc.head is not None:
+                    if state == 0 and _ITEMS_KEY.fullmatch(line):
+                        state = 1
+                        doc.head += b"items: []\n"
+                    elif state == 2 and _ITEMS_KEY.fullmatch(line):
+                        doc.head = None  # a second items key: leave it to the careful reader
+                    else:
+                        doc.head += line
+                        if len(doc.head) > _MAX_HEAD_BYTES:
+                            doc.head = None
+            pos = end
+            number += 1
+            if state == 1 and doc.item_starts and nl >= 0:
+                # blank, comment and indented lines of the items change nothing: jump to the
+                # next column-0 line (or to the last whole line of the block read so far)
+                found = _NEXT_COLUMN_0.search(buf, pos - 1)
+                target = found.start() + 1 if found is not None else buf.rfind(b"\n") + 1
+                if target > pos:
+                    number += buf.count(b"\n", pos, target)
+                    pos = target
     if state == 1:
-        doc.items_end = offset
-    doc.end = offset
+        doc.items_end = base + pos
+    doc.end = base + pos
     docs.append(doc)
     return docs
 

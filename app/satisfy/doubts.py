@@ -47,7 +47,7 @@ def _pool_problem(pool: PoolRecord) -> str:
 
 def _pool_doubts(alternatives: Sequence[Alternative], inventory: Inventory) -> list[str]:
     """Unusable pools whose driver one of the alternatives could use."""
-    broken = [p for p in inventory.pools.values() if not p.usable]
+    broken = _broken_pools(inventory)
     if not broken:
         return []
     drivers: set[str] = set()
@@ -58,7 +58,18 @@ def _pool_doubts(alternatives: Sequence[Alternative], inventory: Inventory) -> l
             anything = True
         elif driver is not None:
             drivers.add(driver)
-    return [_pool_problem(p) for p in sorted(broken, key=lambda p: p.key) if anything or p.driver in drivers]
+    return [_pool_problem(p) for p in broken if anything or p.driver in drivers]
+
+
+def _broken_pools(inventory: Inventory) -> tuple[PoolRecord, ...]:
+    """The snapshot's incomplete or invalid pools in key order, found once per snapshot: every
+    unsatisfiable pod asks, and a pass over a thousand pools per pod is the audit's cost."""
+    hit = inventory.cache.get(("broken-pools",))
+    if isinstance(hit, tuple):
+        return hit
+    broken = tuple(sorted((p for p in inventory.pools.values() if not p.usable), key=lambda p: p.key))
+    inventory.cache.put(("broken-pools",), broken, weight=1 + len(broken) // 16)
+    return broken
 
 
 def _class_doubts(alternatives: Sequence[Alternative], inventory: Inventory) -> list[str]:

@@ -5,9 +5,14 @@ too slow or not an AdmissionReview must get a precise 400/408/413 JSON answer (n
 a 422 validation dump the API server cannot show), and the size limit must hold *while*
 reading, not after buffering whatever the client sends.
 
-Review work is CPU-bound Python, so it runs on a small thread pool with ``asyncio.wait_for``;
+Review work is CPU-bound Python, so it runs on a small thread pool under ``asyncio.timeout``;
 when the deadline passes the request is allowed with a warning and the event loop — which
 also answers probes and other reviews — never stalls.
+
+``POST /validate`` and ``/mutate`` enter through the admission door's front (:mod:`door`): a
+remembered answer is given there, before FastAPI's routing; every other request reaches the
+routes below with what the front read (:class:`~.door.Handoff`), and both end in
+:meth:`~.door.AdmissionDoor.finish`.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -27,10 +31,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope, Send
 
 from ..k8s import BudgetExceeded, budget_scope
-from ..review import ReviewOptions
 from .answers import answer_call, lookup, review_and_remember
+from .door import HANDOFF, ROUTES, AdmissionDoor, Handoff
 from .lint import lint_bytes, options_for_query, parse_format
 from .logs import log_review
 from .metrics import Metrics
@@ -41,7 +46,6 @@ from .webhook import (
     Answer,
     BadReview,
     Route,
-    envelope,
     fallback_answer,
     needs_review,
     parse_admission_review,
@@ -52,8 +56,6 @@ __all__ = ["create_app"]
 log = logging.getLogger("draguard.review")
 
 T = TypeVar("T")
-FAIL_OPEN_AUDIT_KEY = "fail-open"
-"""AdmissionResponse auditAnnotations key (the API server prefixes the webhook's name)."""
 _ANSWER_MARGIN_SECONDS = 0.2  # a review's budget ends this long before its deadline: time to answer
 _DRAIN_LIMIT_FACTOR = 4  # read (and drop) up to 4× the limit so the client sees the 413
 
@@ -94,9 +96,11 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _read_with_deadline(request: Request, state: ServerState, deadline: float) -> bytes:
+async def _read_with_deadline(request: Request, state: ServerState, deadline: float,
+                              remaining: float | None = None) -> bytes:
+    """The body within ``remaining`` seconds (default ``deadline``: the whole of it)."""
     try:
-        async with asyncio.timeout(deadline):  # not wait_for: no task of its own per request
+        async with asyncio.timeout(deadline if remaining is None else remaining):  # not wait_for: no task per request
             return await _read_body(request, state.max_body_bytes)
     except TimeoutError as exc:
         raise _StatusError(408, "Timeout", f"request body not received within {deadline:g}s") from exc
@@ -104,9 +108,25 @@ async def _read_with_deadline(request: Request, state: ServerState, deadline: fl
         raise _StatusError(400, "ClientDisconnected", "the client disconnected before sending the whole body") from exc
 
 
+class _DraguardApp(FastAPI):
+    """FastAPI, with ``POST /validate`` and ``/mutate`` entering through the admission door's
+    front (``door.py``): a remembered answer is given there, everything else reaches the routes."""
+
+    door: AdmissionDoor
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
+            route = ROUTES.get(scope["path"])
+            if route is not None:
+                await self.door.front(scope, receive, send, route, super().__call__)
+                return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(state: ServerState) -> FastAPI:
     """The ASGI app for ``state``; background work (watch, cert reload) runs in its lifespan."""
     metrics = Metrics(state.stats)
+    door = AdmissionDoor(state, metrics)
     memo = state.answers
     executor = ThreadPoolExecutor(max_workers=state.workers, thread_name_prefix="draguard-review")
     lint_executor = ThreadPoolExecutor(max_workers=state.lint_workers, thread_name_prefix="draguard-lint")
@@ -126,20 +146,11 @@ def create_app(state: ServerState) -> FastAPI:
             executor.shutdown(wait=False, cancel_futures=True)
             lint_executor.shutdown(wait=False, cancel_futures=True)
 
-    app = FastAPI(title="draguard", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app = _DraguardApp(title="draguard", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.draguard = state
     app.state.metrics = metrics
 
-    made: list[tuple[object, ReviewOptions, ReviewOptions]] = []  # (what they follow, /mutate's, /validate's)
-
-    def route_options(route: Route) -> ReviewOptions:
-        """The review options of ``route``, made again only when ``state``'s change: ``/validate``
-        never computes the default-filling patch (only ``/mutate`` answers with it)."""
-        key = (state.options, state.deadline_seconds)
-        if not made or made[0][0] != key:
-            admission = state.admission_options
-            made[:] = [(key, admission, replace(admission, mutate=False))]
-        return made[0][2] if route == "validate" else made[0][1]
+    app.door = door
 
     async def in_worker(fn: Callable[[], T], timeout: float, pool: ThreadPoolExecutor = executor) -> T:
         """Run ``fn`` on ``pool`` under a work budget that ends just before ``timeout``, so the
@@ -157,15 +168,22 @@ def create_app(state: ServerState) -> FastAPI:
             return await loop.run_in_executor(pool, budgeted)
 
     async def admission(request: Request, route: Route) -> Response:
-        started = time.perf_counter()
+        handoff = request.scope.get(HANDOFF)  # what the door's front read already (door.py)
+        started = handoff.started if isinstance(handoff, Handoff) else time.perf_counter()
         call: AdmissionCall | None = None
         try:
-            body = await _read_with_deadline(request, state, state.deadline_seconds)
-            try:
-                call = parse_admission_review(body)
-            except BadReview as exc:
-                raise _StatusError(400, "BadRequest", str(exc)) from exc
-            answer = needs_review(call, route, route_options(route).workload_kinds)
+            if isinstance(handoff, Handoff) and handoff.body is not None:
+                body = handoff.body
+                call = handoff.call
+            else:
+                body = await _read_with_deadline(request, state, state.deadline_seconds,
+                                                 state.deadline_seconds - (time.perf_counter() - started))
+            if call is None:
+                try:
+                    call = parse_admission_review(body)
+                except BadReview as exc:
+                    raise _StatusError(400, "BadRequest", str(exc)) from exc
+            answer = needs_review(call, route, door.options(route).workload_kinds)
             if answer is None:
                 answer = await _run_review(call, route, started, len(body))
         except _StatusError as exc:
@@ -174,28 +192,15 @@ def create_app(state: ServerState) -> FastAPI:
             log_review(route=route, uid=call.uid if call else "", decision="error", reason=exc.reason,
                        error=exc.detail, ms=round(elapsed * 1000, 2))
             return _status(exc)
-        elapsed = time.perf_counter() - started
-        metrics.observe(route, answer.decision, answer.reason, elapsed, answer.fail_open)
-        if answer.fail_open is not None:  # rare, and must be loud: warning log + metric + audit annotation
-            answer.response.setdefault("auditAnnotations", {})[FAIL_OPEN_AUDIT_KEY] = answer.fail_open
-            log.warning("review allowed without a full check (fail-open)", extra={"fields": {
-                "uid": call.uid, "route": route, "kind": call.kind, "namespace": call.namespace,
-                "name": call.name, "failOpen": answer.fail_open, "ms": round(elapsed * 1000, 2)}})
-        log_review(
-            route=route, uid=call.uid, kind=call.kind, namespace=call.namespace, name=call.name,
-            operation=call.operation, dryRun=call.dry_run, decision=answer.decision,
-            reason=answer.reason, reasons=answer.reasons, failOpen=answer.fail_open, warnings=len(answer.response.get("warnings", [])),
-            patched="patch" in answer.response, ms=round(elapsed * 1000, 2),
-        )
-        return SafeJSONResponse(envelope(call, answer.response))
+        return Response(door.finish(call, route, answer, started), media_type="application/json")
 
     async def _run_review(call: AdmissionCall, route: Route, started: float, size: int) -> Answer:
         """The answer remembered for an equal object — looked up here on the event loop when the
         inventory source never waits, so a hit needs no worker thread — else the pipeline's, in a
         worker thread (``answers.py``)."""
         remaining = state.deadline_seconds - (time.perf_counter() - started)
-        options = route_options(route)
-        generation = made[0]  # stands for both routes' options: a change of them empties the memo
+        options = door.options(route)
+        generation = door.generation()  # stands for both routes' options: a change of them empties the memo
         source = state.inventory
         try:
             if getattr(source, "instant_snapshot", False):

@@ -163,3 +163,20 @@ def test_a_folder_is_read_one_file_at_a_time(tmp_path: Path) -> None:
     assert [[d.kind for d in p.documents] for p in parts] == [["ResourceClaim"], ["DeviceClass"]]
     with pytest.raises(InputError, match="no such file"):
         list(iter_paths([str(tmp_path / "missing.yaml")]))
+
+
+def test_packed_objects_read_back_across_chunks() -> None:
+    from draguard.inventory.packed import CHUNK, PackedObjects
+
+    objects = [{"kind": "Node", "metadata": {"name": f"n{i}"}, "n": i, "sizes": [i] * (i % 4)} for i in range(3 * CHUNK + 5)]
+    packed = PackedObjects(objects)
+    assert len(packed) == len(objects) and list(packed) == objects
+    for i in (0, CHUNK - 1, CHUNK, 3 * CHUNK, len(objects) - 1, -1, -len(objects)):
+        assert packed[i] == objects[i]
+    for part in (slice(None), slice(CHUNK - 2, CHUNK + 2), slice(5, None, 7), slice(None, None, -1), slice(3 * CHUNK, 10 ** 6), slice(4, 4)):
+        assert packed[part] == objects[part]
+    for outside in (len(objects), -len(objects) - 1):
+        with pytest.raises(IndexError):
+            packed[outside]
+    packed[CHUNK]["n"] = -1  # what is read is a copy
+    assert packed[CHUNK]["n"] == CHUNK and list(PackedObjects()) == []
