@@ -27,13 +27,16 @@ it off; a folder someone else may write to is never read, since an entry is a pi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import gc
 import hashlib
+import io
 import os
 import pickle
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..k8s import Target, cache_folder
 from .files import manifest_files
@@ -44,7 +47,7 @@ MIN_BYTES = 512 * 1024
 """Inventories smaller than this (all files together) are built every time."""
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 MAX_ENTRIES = 4
-_FORMAT = 1
+_FORMAT = 2
 _PREFIX = "inventory-"
 _SUFFIX = ".pickle"
 
@@ -130,18 +133,75 @@ def _load(entry: str) -> object | None:
     except OSError:
         return None
     try:
-        value: object = pickle.loads(data)
+        with _collector_paused():
+            value: object = pickle.loads(data)
     except Exception:  # a damaged or foreign entry: built again (and rewritten)
         return None
     return value
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while an entry is read: reading makes ~60,000 containers
+    and no garbage, and the collections their allocations trigger were half the reading time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Pickler(pickle.Pickler):
+    """Frozen slotted dataclasses (a :class:`~.records.DeviceRecord` per device) are written as
+    their class and field values and read back by :func:`_restore`: the dataclasses' own
+    ``__setstate__`` looks the fields up again for every object, 0.1 s of reading 8,000 devices."""
+
+    def reducer_override(self, obj: object) -> Any:
+        cls = type(obj)
+        names = _frozen_fields(cls)
+        if names is None:
+            return NotImplemented
+        return (_restore, (cls, tuple(getattr(obj, name) for name in names)))
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_SETTERS: dict[type, tuple[Callable[[object, object], None], ...]] = {}
+
+
+def _frozen_fields(cls: type) -> tuple[str, ...] | None:
+    """The field names of a frozen dataclass with slots whose state is its fields, else ``None``."""
+    if cls not in _FIELDS:
+        names: tuple[str, ...] | None = None
+        params = cls.__dict__.get("__dataclass_params__")
+        getstate = cls.__dict__.get("__getstate__")
+        if (params is not None and params.frozen and "__slots__" in cls.__dict__
+                and getattr(getstate, "__name__", "") == "_dataclass_getstate"):
+            names = tuple(f.name for f in dataclasses.fields(cls))
+        _FIELDS[cls] = names
+    return _FIELDS[cls]
+
+
+def _restore(cls: type, values: tuple[object, ...]) -> object:
+    """A frozen slotted dataclass from its field values, as its ``__setstate__`` makes it."""
+    setters = _SETTERS.get(cls)
+    if setters is None:
+        setters = _SETTERS[cls] = tuple(type.__getattribute__(cls, f.name).__set__ for f in dataclasses.fields(cls))
+    obj: object = object.__new__(cls)
+    for setter, value in zip(setters, values, strict=True):
+        setter(obj, value)
+    return obj
+
+
 def _store(folder: str, entry: str, value: object) -> None:
     """Write ``value`` (atomically, mode 0600) and keep the folder to :data:`MAX_ENTRIES` entries."""
+    buffer = io.BytesIO()
     try:
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     except Exception:  # something in this build does not pickle: it is simply not kept
         return
+    data = buffer.getvalue()
     if len(data) > MAX_ENTRY_BYTES:
         return
     temporary = f"{entry}.{os.getpid()}.tmp"

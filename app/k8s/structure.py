@@ -35,7 +35,6 @@ from .models import (
     ResourceSlice,
 )
 from .tree import deep_copy
-from .v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1ResourceSlice
 from .versions import (
     SERVED_VERSIONS,
     V1BETA1,
@@ -50,11 +49,22 @@ from .versions import (
 __all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "loc_to_path", "structural_pass", "to_internal_shape"]
 
 DRA_MODEL_TYPES = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
-_V1BETA1_MODELS: dict[str, type[BaseModel]] = {
-    "ResourceSlice": V1Beta1ResourceSlice,
-    "ResourceClaim": V1Beta1ResourceClaim,
-    "ResourceClaimTemplate": V1Beta1ResourceClaimTemplate,
-}
+_V1BETA1_MODELS: dict[str, type[BaseModel]] | None = None
+
+
+def _v1beta1_models() -> dict[str, type[BaseModel]]:
+    """The v1beta1 models by kind, imported on the first v1beta1 object: building their pydantic
+    classes is ~15 ms of every start-up, and most inputs are v1 only."""
+    global _V1BETA1_MODELS
+    if _V1BETA1_MODELS is None:
+        from .v1beta1 import V1Beta1ResourceClaim, V1Beta1ResourceClaimTemplate, V1Beta1ResourceSlice
+
+        _V1BETA1_MODELS = {
+            "ResourceSlice": V1Beta1ResourceSlice,
+            "ResourceClaim": V1Beta1ResourceClaim,
+            "ResourceClaimTemplate": V1Beta1ResourceClaimTemplate,
+        }
+    return _V1BETA1_MODELS
 
 # v1 kinds that ``apply_defaults`` leaves as they are (its copy would be pure cost)
 _UNDEFAULTED_KINDS = frozenset({"ResourceSlice"})
@@ -210,7 +220,7 @@ def loc_to_path(model: type[BaseModel], loc: Iterable[str | int], base: Path | N
 # ---------------------------------------------------------------------------- decode
 def _versioned_model(kind: str, api_version: str) -> type[BaseModel]:
     if api_version == V1BETA1:
-        return _V1BETA1_MODELS.get(kind, KIND_MODELS[kind])
+        return _v1beta1_models().get(kind, KIND_MODELS[kind])
     return KIND_MODELS[kind]
 
 

@@ -79,3 +79,13 @@ def test_the_api_server_names_still_load_when_asked_for() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
                          timeout=300)
     assert out.stdout.strip() == "True"
+
+
+def test_the_v1beta1_models_load_with_the_first_v1beta1_object() -> None:
+    probe = ("import sys; from draguard.k8s import structural_pass; before = 'draguard.k8s.v1beta1' in sys.modules; "
+             "structural_pass('ResourceClaim', {'apiVersion': 'resource.k8s.io/v1beta1', 'kind': 'ResourceClaim', "
+             "'metadata': {'name': 'c'}, 'spec': {'devices': {'requests': [{'name': 'r', 'deviceClassName': 'x'}]}}}); "
+             "print(before, 'draguard.k8s.v1beta1' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
+                         timeout=300)
+    assert out.stdout.split() == ["False", "True"]
