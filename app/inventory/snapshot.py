@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..k8s import DeviceClass
 from .cache import BoundedCache
@@ -49,8 +50,9 @@ class Inventory:
     def pool_count(self) -> int:
         return len(self.pools)
 
-    @property
+    @cached_property
     def node_count(self) -> int:
+        """Counted once per snapshot: every pod check with a selector error asks (``error_blocks``)."""
         return len({n for g in self.groups for n in g.nodes})
 
     def held_view(self) -> Inventory:

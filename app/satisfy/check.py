@@ -123,14 +123,11 @@ class Problem:
             classes, first = self.projection.group_classes(inventory.devices, inventory.groups)
             class_keys = [self.class_key(inventory.groups[g]) for g in first]
             cached = [class_keys[c] for c in classes]
-            self.inventory.cache.put(
-                self.cache_key, (cached, dict(self._profile_keys), dict(self._interned)),
-                weight=1 + len(cached) // 32 + len(self._profile_keys),
-            )
+            # only the keys are kept: the profile numbering is needed while they are made, and a
+            # problem that finds them cached never makes one again
+            self.inventory.cache.put(self.cache_key, (cached,), weight=1 + len(cached) // 32 + len(self._profile_keys))
             return cached
         keys: list[object] = hit[0]
-        self._profile_keys = dict(hit[1])
-        self._interned = dict(hit[2])
         return keys
 
     def class_key(self, group: NodeGroup) -> object:

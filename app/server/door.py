@@ -35,7 +35,7 @@ from .safe_render import render_json
 from .state import ServerState
 from .webhook import AdmissionCall, Answer, BadReview, Route, envelope, needs_review, parse_admission_review
 
-__all__ = ["FAIL_OPEN_AUDIT_KEY", "HANDOFF", "ROUTES", "AdmissionDoor", "Handoff"]
+__all__ = ["FAIL_OPEN_AUDIT_KEY", "HANDOFF", "ROUTES", "AdmissionDoor", "Handoff", "first_message"]
 
 log = logging.getLogger("draguard.review")
 
@@ -75,6 +75,34 @@ def _replay(first: Message, receive: Receive) -> Receive:
         return await receive()
 
     return again
+
+
+async def first_message(receive: Receive, seconds: float) -> Message | None:
+    """``await receive()`` for at most ``seconds``; None when they pass.
+
+    ``asyncio.timeout``'s rule (its own cancellation is told from anybody else's by the task's
+    cancel count), at half its cost: one loop timer and a closure, no context manager object — it
+    is on every admission request's path, and the first message is nearly always there already."""
+    task = asyncio.current_task()
+    if task is None:  # not in a task (never under uvicorn): nothing to cancel, nothing to bound
+        return await receive()
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    cancelling = task.cancelling()
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        return await receive()
+    except asyncio.CancelledError:
+        if expired and task.uncancel() <= cancelling:
+            return None
+        raise
+    finally:
+        timer.cancel()
 
 
 def _declared_length(scope: Scope) -> bytes | None:
@@ -143,11 +171,7 @@ class AdmissionDoor:
         request to ``inner`` (FastAPI) with what was read (module docstring)."""
         started = time.perf_counter()
         state = self.state
-        try:
-            async with asyncio.timeout(state.deadline_seconds):  # the route's 408 if it passes
-                message: Message | None = await receive()
-        except TimeoutError:
-            message = None
+        message = await first_message(receive, state.deadline_seconds)  # None: the route's 408
         body: bytes | None = None
         call: AdmissionCall | None = None
         if message is not None and message["type"] == "http.request" and not message.get("more_body", False):

@@ -78,6 +78,7 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
             self._received_before_headers = 0  # raw bytes, bounds what the parser buffers
             self._header_bytes = 0  # request line + header lines, exact once headers are complete
             self._header_timer: asyncio.TimerHandle | None = None
+            self._headers_due: float | None = None  # when the awaited headers are late; None: not awaited
 
         # ------------------------------------------------------------ refusing
         def _refuse(self, code: int, reason: str, message: str, *extra: str) -> None:
@@ -93,17 +94,38 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
                 self.transport.write(_status_bytes(code, reason, message, extra))
                 self.transport.close()
 
+        # One timer per connection, not per request: a keep-alive connection answers thousands of
+        # requests, and arming and cancelling a loop timer for each one's headers cost more than
+        # the rest of this class.  Each request's headers get a due time; the timer, when it
+        # fires, refuses the connection if the headers it waits for are late, re-arms for the due
+        # time of a later request's, or stops when none are awaited (the next request re-arms it).
         def _start_header_timer(self) -> None:
+            if self._headers_due is None:
+                self._headers_due = self.loop.time() + limits.header_timeout_seconds
             if self._header_timer is None:
-                self._header_timer = self.loop.call_later(limits.header_timeout_seconds, self._headers_too_slow)
+                self._header_timer = self.loop.call_at(self._headers_due, self._header_timer_fired)
+
+        def _headers_complete(self) -> None:
+            self._headers_due = None  # the timer, if armed, finds nothing awaited and stops
 
         def _cancel_header_timer(self) -> None:
+            self._headers_due = None
             if self._header_timer is not None:
                 self._header_timer.cancel()
                 self._header_timer = None
 
-        def _headers_too_slow(self) -> None:
+        def _header_timer_fired(self) -> None:
             self._header_timer = None
+            due = self._headers_due
+            if due is None:
+                return
+            if self.loop.time() < due:
+                self._header_timer = self.loop.call_at(due, self._header_timer_fired)
+                return
+            self._headers_due = None
+            self._headers_too_slow()
+
+        def _headers_too_slow(self) -> None:
             if self._awaiting_headers and (self.cycle is None or self.cycle.response_complete):
                 self._refuse(408, "Timeout",
                              f"request headers not received within {limits.header_timeout_seconds:g}s")
@@ -145,7 +167,7 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
             self._awaiting_headers = True
             self._received_before_headers = 0
             self._header_bytes = 0
-            self._start_header_timer()
+            self._start_header_timer()  # due from the connection's opening, else from this first byte
 
         def on_url(self, url: bytes) -> None:
             if self._refused:
@@ -161,7 +183,7 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
 
         def on_headers_complete(self) -> None:
             self._awaiting_headers = False
-            self._cancel_header_timer()
+            self._headers_complete()
             if self._refused:
                 return
             if self._header_bytes > limits.max_header_bytes:

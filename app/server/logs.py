@@ -31,6 +31,7 @@ MAX_EXCEPTION_CHARS = 8192
 MAX_RECORD_CHARS = 16384
 _CORE = ("ts", "level", "logger", "msg")
 _SEQUENCES = (list, tuple)  # made once: ``list | tuple`` in a loop makes a new union on every pass
+_SCALARS = frozenset({bool, int, float, type(None)})  # never clipped: the render loop skips them by type
 
 
 def clip(text: str, limit: int = MAX_FIELD_CHARS) -> str:
@@ -45,8 +46,12 @@ def _bounded(value: Any) -> Any:
     if isinstance(value, str):
         return clip(value)
     if isinstance(value, _SEQUENCES):
-        if len(value) <= 64 and not any(isinstance(v, str) and len(v) > MAX_FIELD_CHARS for v in value):
-            return list(value)  # the common case: short lists of short strings, as they are
+        if len(value) <= 64:
+            for v in value:  # a loop, not any(...): most lists here are short or empty
+                if isinstance(v, str) and len(v) > MAX_FIELD_CHARS:
+                    break
+            else:
+                return value  # the common case: short lists of short strings, rendered as they are
         return [clip(v) if isinstance(v, str) else v for v in value[:64]]
     return value
 
@@ -96,7 +101,13 @@ class JsonFormatter(logging.Formatter):
         if fields is not None:
             out.update(fields)
         for key, value in out.items():  # clip in place: most fields are short strings, kept as they are
-            if isinstance(value, str):
+            kind = type(value)
+            if kind is str:
+                if len(value) > MAX_FIELD_CHARS:
+                    out[key] = clip(value)
+            elif kind in _SCALARS:
+                continue
+            elif isinstance(value, str):
                 if len(value) > MAX_FIELD_CHARS:
                     out[key] = clip(value)
             elif isinstance(value, _SEQUENCES):

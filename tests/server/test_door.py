@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from draguard.inventory import StaticInventory
 from draguard.server.app import create_app
-from draguard.server.door import HANDOFF, Handoff
+from draguard.server.door import HANDOFF, Handoff, first_message
 from draguard.server.state import ServerState
 
 from server.conftest import Served, client_context
@@ -229,3 +229,29 @@ def test_other_methods_and_paths_are_fastapis(served_plain: Any) -> None:
 def served_plain(serve: Callable[..., Served], static_inventory: StaticInventory) -> Any:
     return serve(ServerState(inventory=static_inventory)).client
 
+
+
+# ------------------------------------------------------------------ the first message's deadline
+def test_the_first_message_is_awaited_until_its_deadline_and_no_longer() -> None:
+    async def run() -> tuple[Any, Any, int]:
+        ready = Exchange([{"type": "http.request", "body": b"x", "more_body": False}])
+        got = await first_message(ready.receive, 5.0)
+        late = await first_message(Exchange([]).receive, 0.01)
+        task = asyncio.current_task()
+        assert task is not None
+        return got, late, task.cancelling()
+
+    got, late, cancelling = asyncio.run(run())
+    assert got == {"type": "http.request", "body": b"x", "more_body": False}
+    assert late is None and cancelling == 0  # its own cancellation taken back
+
+
+def test_a_cancellation_from_outside_is_not_taken_for_the_deadline() -> None:
+    async def run() -> None:
+        waiting = asyncio.create_task(first_message(Exchange([]).receive, 5.0))
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(run())

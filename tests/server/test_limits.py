@@ -122,6 +122,26 @@ def test_headers_that_never_finish_get_408_and_the_connection_closes(guarded: Ca
     assert still_serving(served)
 
 
+def test_a_later_requests_headers_on_a_kept_alive_connection_have_their_own_deadline(
+    guarded: Callable[..., Served],
+) -> None:
+    """The connection's one timer: requests answered past the first one's due time leave the
+    connection open, and a later request whose headers never finish still gets its 408."""
+    served = guarded(header_timeout_seconds=SMALL_TIMEOUT)
+    with tls_socket(served) as sock:
+        for _ in range(3):  # past the first request's due time, on the same connection
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            head = b""
+            while b'"ok"}' not in head:
+                head += sock.recv(65536)
+            assert head.startswith(b"HTTP/1.1 200")
+            time.sleep(SMALL_TIMEOUT * 0.6)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # ... and nothing more
+        code, body = status_of(read_response(sock))
+    assert code == 408 and body["reason"] == "Timeout"
+    assert served.server.guard.refused == {"Timeout": 1}
+
+
 def test_a_slow_review_is_not_cut_by_the_header_timeout(guarded: Callable[..., Served]) -> None:
     """The timer covers headers only: a keep-alive client doing several reviews is unaffected."""
     served = guarded(header_timeout_seconds=SMALL_TIMEOUT)
