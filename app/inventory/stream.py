@@ -83,12 +83,16 @@ def _scan(path: str) -> list[_Doc] | None:
     buf = b""
     base = 0  # file offset of buf[0]
     pos = 0  # where the current line starts in buf
+    searched = 0  # buf holds no newline before this (while a long line is being read)
     with open(path, "rb") as fh:
         while True:
-            nl = buf.find(b"\n", pos)
+            nl = buf.find(b"\n", max(pos, searched))
             if nl < 0:
-                more = fh.read(_BLOCK)
+                # a line longer than what is read (minified JSON is one line): read as much again
+                # as is held and search only the new bytes, so a long line costs linear time
+                more = fh.read(max(_BLOCK, len(buf) - pos))
                 if more:
+                    searched = len(buf) - pos
                     buf, base, pos = buf[pos:] + more, base + pos, 0
                     continue
                 if pos >= len(buf):

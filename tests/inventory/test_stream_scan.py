@@ -99,3 +99,10 @@ def test_a_kubectl_list_is_scanned_item_by_item(tmp_path: Path, monkeypatch: pyt
     assert docs is not None and len(docs) == 1
     assert list(docs[0].item_lines) == [2 + 8 * i for i in range(50)]
     assert _fields(docs) == _fields(_reference_scan(str(path)))
+
+
+def test_a_line_longer_than_the_blocks_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "list.json"
+    path.write_bytes(b'{"kind": "List", "items": [' + b'{"kind": "Node"}, ' * 20000 + b"{}]}\nitems:\n- a\n" + b"x" * 5000)
+    monkeypatch.setattr(stream, "_BLOCK", 64)
+    assert _fields(stream._scan(str(path))) == _fields(_reference_scan(str(path)))
