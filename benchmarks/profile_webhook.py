@@ -3,7 +3,9 @@
 Why: over HTTPS on a shared 2-core VM the server's figures move by ±30 % between runs; called
 directly (no TLS, no sockets, a fake ``receive``/``send``), the app's own cost per request is
 steady, and ``--profile`` shows where it goes (cProfile on thread CPU time).  Not part of
-``make bench`` (it measures no goal); RESULTS.md part 1 quotes it for what remains.
+``make bench`` (it measures no goal); RESULTS.md part 1 quotes it for what remains.  A third
+line, a bare-ASGI no-op, is a reference for what FastAPI's own per-request work costs (remembered
+answers skip it; the floor does not).
 
     python benchmarks/profile_webhook.py [--requests 3000] [--devices 10000] [--profile]
 """
@@ -20,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -59,6 +63,26 @@ class Snapshot:
         return None
 
 
+def create_raw_floor() -> Any:
+    """The floor's answer as a bare ASGI callable, without FastAPI — a reference line only, not a
+    floor of any figure: draguard's remembered answers are given before FastAPI's routing
+    (``app/server/door.py``), while the floor answers from a FastAPI route, so this shows what the
+    same stack costs without FastAPI's per-request work."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        message = await receive()
+        doc: Any = orjson.loads(message.get("body", b""))
+        request_part = doc.get("request") if isinstance(doc, dict) else None
+        uid = request_part.get("uid", "") if isinstance(request_part, dict) else ""
+        body = orjson.dumps({"apiVersion": doc.get("apiVersion", "admission.k8s.io/v1"), "kind": "AdmissionReview",
+                             "response": {"uid": uid, "allowed": True}})
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
 async def call(app: Any, body: bytes) -> None:
     scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
              "method": "POST", "scheme": "https", "path": "/validate", "raw_path": b"/validate",
@@ -83,7 +107,8 @@ async def call(app: Any, body: bytes) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     inventory = build_inventory(make_inventory(args.devices))
-    apps = {"draguard": create_app(ServerState(inventory=Snapshot(inventory))), "floor": create_floor_app()}
+    apps = {"draguard": create_app(ServerState(inventory=Snapshot(inventory))), "floor": create_floor_app(),
+            "raw ASGI floor (reference)": create_raw_floor()}
     bodies = mix_bodies(args.mix, args.requests, 1)
     for app in apps.values():  # warm: compile selectors, fill the caches (and, for the twelve, the memo)
         for body in bodies[:24]:
@@ -92,7 +117,7 @@ async def run(args: argparse.Namespace) -> None:
         started = time.thread_time()
         for i in range(args.requests):
             await call(app, bodies[i % len(bodies)])
-        print(f"{name:9s} {(time.thread_time() - started) / args.requests * 1e6:7.1f} us CPU per request")
+        print(f"{name:26s} {(time.thread_time() - started) / args.requests * 1e6:7.1f} us CPU per request")
     if args.profile:
         profile = cProfile.Profile(time.thread_time)
         profile.enable()

@@ -12,10 +12,10 @@ doubt about the inventory (:mod:`.doubts`) make the answer unknown, never a deni
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..inventory import Inventory, NodeGroup, NodeInfo
+from ..inventory import Inventory, NodeGroup, NodeInfo, PoolKey
 from ..k8s import DEFAULT_TARGET, Budget, Note, Path, Reason, ResourceClaimSpec, Severity, Target
 from .check import SEARCH_DEADLINE, SEARCH_UNDECIDED, Problem, _search_on
 from .doubts import find_doubts
@@ -25,7 +25,7 @@ from .placement import Filter, PlacementFilter
 from .plan import RequestPlan, plan_claim
 from .pod import ClassVerdict, PodClaim, PodRequest, PodVerdict
 from .podexplain import class_reason, summary
-from .search import Held, Outcome, OutcomeKind
+from .search import NOTHING_HELD, Held, Outcome, OutcomeKind
 
 __all__ = ["Candidate", "PodProblem", "check_pod"]
 
@@ -54,6 +54,8 @@ class NodeClass:
 
     position: int
     """The first group of the class in ``Inventory.groups``: the one searched for all of them."""
+    positions: tuple[int, ...]
+    """Every group of the class."""
     members: tuple[tuple[NodeInfo | None, tuple[str, ...]], ...]
     """Nodes by the info the filters read, in inventory order (``""`` for "some node")."""
     nodes: tuple[str, ...]
@@ -71,19 +73,32 @@ def node_classes(problem: Problem, inventory: Inventory) -> tuple[NodeClass, ...
     order: dict[object, list[int]] = {}
     for position, class_key in enumerate(problem.class_keys()):
         order.setdefault((class_key, groups[position].potential), []).append(position)
-    infos = inventory.node_info
-    out: list[NodeClass] = []
-    for positions in order.values():
-        by_info: dict[int, tuple[NodeInfo | None, list[str]]] = {}
-        for position in positions:
-            for name in groups[position].nodes or ("",):
-                info = infos.get(name) if name else None
-                by_info.setdefault(id(info), (info, []))[1].append(name)
-        members = tuple((info, tuple(names)) for info, names in by_info.values())
-        out.append(NodeClass(positions[0], members, tuple(n for _, names in members for n in names if n)))
-    classes = tuple(out)
-    inventory.cache.put(key, classes, weight=1 + len(groups) // 64 + len(infos) // 256)
+    classes = tuple(_node_class(positions, inventory) for positions in order.values())
+    inventory.cache.put(key, classes, weight=1 + len(groups) // 64 + len(inventory.node_info) // 256)
     return classes
+
+
+def _node_class(positions: Sequence[int], inventory: Inventory) -> NodeClass:
+    groups, infos = inventory.groups, inventory.node_info
+    by_info: dict[int, tuple[NodeInfo | None, list[str]]] = {}
+    for position in positions:
+        for name in groups[position].nodes or ("",):
+            info = infos.get(name) if name else None
+            by_info.setdefault(id(info), (info, []))[1].append(name)
+    members = tuple((info, tuple(names)) for info, names in by_info.values())
+    return NodeClass(positions[0], tuple(positions), members, tuple(n for _, names in members for n in names if n))
+
+
+def split_by_held(cls: NodeClass, touched: frozenset[int], held: Held,
+                  counters: Mapping[PoolKey, tuple[tuple[str, str, int], ...]], inventory: Inventory) -> list[NodeClass]:
+    """``cls`` divided by what ``held`` holds on each of its groups (:func:`_held_here`): groups
+    held alike — none, or every device of a full node — still have one answer; the free part
+    first (it shares the class's answer from an empty start)."""
+    parts: dict[object, list[int]] = {}
+    for position in cls.positions:
+        here = _held_here(inventory.groups[position], held, counters, inventory) if position in touched else ()
+        parts.setdefault(here, []).append(position)
+    return [_node_class(positions, inventory) for positions in sorted(parts.values(), key=lambda ps: (ps[0] in touched, ps[0]))]
 
 
 class PodProblem:
@@ -153,83 +168,121 @@ class PodProblem:
         """:meth:`candidates` lazily, in inventory order (nodes out only for now last): a check
         that stops at the first class that fits never filters the nodes after it."""
         later: list[Candidate] = []
-        infos = self.inventory.node_info
-        miss_of = self.filter.miss
-        plain = self.variant(frozenset())
         for position, group in enumerate(self.inventory.groups):
-            names = group.nodes or ("",)
-            if len(names) == 1:  # the common case, node-local slices: no grouping of nodes needed
-                name = names[0]
-                info = infos.get(name) if name else None
-                if miss_of(name, info) is None:
-                    problem, claims = plain if info is None or not info.device_plugin else self.variant(info.device_plugin)
-                    yield Candidate(group, names if name else (), problem, claims, "", position)
-                    continue
-            passing: dict[tuple[frozenset[str], str], list[str]] = {}
-            misses: dict[Filter, str] = {}
-            for name in names:
-                info = infos.get(name) if name else None
-                miss = self.filter.miss(name, info)
-                transient = ""
-                if miss is not None:
-                    misses.setdefault(miss[0], miss[1])
-                    if self.filter.miss(name, info, lenient=True) is not None:
-                        continue
-                    transient = miss[1]
-                plugins = info.device_plugin if info is not None else frozenset()
-                passing.setdefault((plugins, transient), []).append(name)
-            if not any(not why for _, why in passing):
-                excluded.append(_excluded(group.label, group.nodes, misses))
-            for (plugins, transient), members in passing.items():
-                problem, claims = self.variant(plugins)
-                cand = Candidate(group, tuple(n for n in members if n), problem, claims, transient, position)
-                if transient:
-                    later.append(cand)
-                else:
-                    yield cand
+            yield from self._group_candidates(position, group, excluded, later)
         yield from later
 
-    def walk_classes(self, excluded: list[ClassVerdict]) -> Iterator[Candidate]:
+    def _group_candidates(self, position: int, group: NodeGroup, excluded: list[ClassVerdict],
+                          later: list[Candidate]) -> Iterator[Candidate]:
+        """One group's candidates (one per implicit-claim variant; nodes out only for now go to
+        ``later``); when no node passes for good, the group's excluded entry."""
+        infos = self.inventory.node_info
+        names = group.nodes or ("",)
+        if len(names) == 1:  # the common case, node-local slices: no grouping of nodes needed
+            name = names[0]
+            info = infos.get(name) if name else None
+            if self.filter.miss(name, info) is None:
+                plugins = info.device_plugin if info is not None else frozenset()
+                problem, claims = self.variant(plugins)
+                yield Candidate(group, names if name else (), problem, claims, "", position)
+                return
+        passing: dict[tuple[frozenset[str], str], list[str]] = {}
+        misses: dict[Filter, str] = {}
+        for name in names:
+            info = infos.get(name) if name else None
+            miss = self.filter.miss(name, info)
+            transient = ""
+            if miss is not None:
+                misses.setdefault(miss[0], miss[1])
+                if self.filter.miss(name, info, lenient=True) is not None:
+                    continue
+                transient = miss[1]
+            plugins = info.device_plugin if info is not None else frozenset()
+            passing.setdefault((plugins, transient), []).append(name)
+        if not any(not why for _, why in passing):
+            excluded.append(_excluded(group.label, group.nodes, misses))
+        for (plugins, transient), members in passing.items():
+            problem, claims = self.variant(plugins)
+            cand = Candidate(group, tuple(n for n in members if n), problem, claims, transient, position)
+            if transient:
+                later.append(cand)
+            else:
+                yield cand
+
+    def walk_classes(self, excluded: list[ClassVerdict], touched: frozenset[int] = frozenset(),
+                     held: Held = NOTHING_HELD, counters: Mapping[PoolKey, tuple[tuple[str, str, int], ...]] | None = None,
+                     ) -> Iterator[Candidate]:
         """:meth:`walk` with one step per node class instead of one per group: for a pod with one
-        problem everywhere (no node's device plugins change its claims) and nothing held (so
-        every group of a class has the same answer), each class is searched once on its first
-        group, over the nodes of all of its groups the filters let the pod use.  Nodes of a class
-        the filters keep out are one excluded entry.  Cost: the classes, and the distinct node
-        infos — not the nodes — unless the pod names nodes (``nodeName``, ``matchFields``)."""
+        problem everywhere (no node's device plugins change its claims), each class is searched
+        once on its first group, over the nodes of all of its groups the filters let the pod use
+        — every group of a class has the same answer from the same start.  A class with a group
+        in ``touched`` (positions whose devices or pools ``held`` holds, :func:`touched_groups`)
+        is divided by what is held on each group (:func:`split_by_held`).  Nodes of a class the
+        filters keep out are one excluded entry.  Cost: the classes, and the distinct node infos
+        — not the nodes — unless the pod names nodes (``nodeName``, ``matchFields``)."""
         problem, claims = self.variant(frozenset())
-        groups = self.inventory.groups
+        later: list[Candidate] = []
+        by_pool = counters if counters is not None else _counters_by_pool(held)
+        splits = self._splits_now(problem) if touched and held is self._cluster_held else {}
+        for whole in node_classes(problem, self.inventory):
+            parts = splits.get(whole.position) if touched and not touched.isdisjoint(whole.positions) else (whole,)
+            if parts is None:
+                parts = splits[whole.position] = tuple(split_by_held(whole, touched, held, by_pool, self.inventory))
+            for cls in parts:
+                yield from self._class_candidates(cls, problem, claims, excluded, later)
+        yield from later
+
+    _cluster_held: Held | None = None
+    """Set by the "now" check of a pod without allocated claims of its own: what it holds is the
+    cluster's allocations alone, so the classes' division by it is the same for every such pod."""
+
+    def _splits_now(self, problem: Problem) -> dict[int, tuple[NodeClass, ...]]:
+        """The classes of ``problem`` divided by the cluster's allocations, kept on the snapshot's
+        cache per claim shape and allocations object (the entry keeps the object: a later
+        snapshot's allocations never meet an older division)."""
+        allocations = self.inventory.cluster.allocations
+        key = ("nowsplits", problem.cache_key)
+        hit = self.inventory.cache.get(key)
+        if isinstance(hit, tuple) and hit[0] is allocations:
+            splits: dict[int, tuple[NodeClass, ...]] = hit[1]
+            return splits
+        splits = {}
+        self.inventory.cache.put(key, (allocations, splits), weight=1 + len(self.inventory.groups) // 32)
+        return splits
+
+    def _class_candidates(self, cls: NodeClass, problem: Problem, claims: tuple[PodClaim, ...],
+                          excluded: list[ClassVerdict], later: list[Candidate]) -> Iterator[Candidate]:
+        """One class's candidate over the nodes the filters let the pod use (nodes out only for
+        now go to ``later``); the nodes they keep out, one excluded entry."""
+        group = self.inventory.groups[cls.position]
         miss_of = self.filter.miss
         by_name = self.filter.by_name
-        later: list[Candidate] = []
-        for cls in node_classes(problem, self.inventory):
-            group = groups[cls.position]
-            if len(cls.members) == 1 and not by_name:
-                info, names = cls.members[0]
-                if miss_of(names[0], info) is None:  # the common case: the whole class may be used
-                    yield Candidate(group, cls.nodes, problem, claims, "", cls.position)
+        if len(cls.members) == 1 and not by_name:
+            info, names = cls.members[0]
+            if miss_of(names[0], info) is None:  # the common case: the whole class may be used
+                yield Candidate(group, cls.nodes, problem, claims, "", cls.position)
+                return
+        usable: list[str] = []
+        out: list[str] = []
+        transient: dict[str, list[str]] = {}
+        misses: dict[Filter, str] = {}
+        for info, names in cls.members:
+            for who in ([(n,) for n in names] if by_name else [names]):
+                miss = miss_of(who[0], info)
+                if miss is None:
+                    usable.extend(who)
                     continue
-            usable: list[str] = []
-            out: list[str] = []
-            transient: dict[str, list[str]] = {}
-            misses: dict[Filter, str] = {}
-            for info, names in cls.members:
-                for who in ([(n,) for n in names] if by_name else [names]):
-                    miss = miss_of(who[0], info)
-                    if miss is None:
-                        usable.extend(who)
-                        continue
-                    misses.setdefault(miss[0], miss[1])
-                    out.extend(who)
-                    if miss_of(who[0], info, lenient=True) is None:
-                        transient.setdefault(miss[1], []).extend(who)
-            if out:
-                nodes = tuple(n for n in out if n)
-                excluded.append(_excluded(_label(nodes, group), nodes, misses))
-            if usable:
-                yield Candidate(group, tuple(n for n in usable if n), problem, claims, "", cls.position)
-            for why, members in transient.items():
-                later.append(Candidate(group, tuple(n for n in members if n), problem, claims, why, cls.position))
-        yield from later
+                misses.setdefault(miss[0], miss[1])
+                out.extend(who)
+                if miss_of(who[0], info, lenient=True) is None:
+                    transient.setdefault(miss[1], []).extend(who)
+        if out:
+            nodes = tuple(n for n in out if n)
+            excluded.append(_excluded(_label(nodes, group), nodes, misses))
+        if usable:
+            yield Candidate(group, tuple(n for n in usable if n), problem, claims, "", cls.position)
+        for why, members in transient.items():
+            later.append(Candidate(group, tuple(n for n in members if n), problem, claims, why, cls.position))
 
 
 def _excluded(label: str, nodes: tuple[str, ...], misses: dict[Filter, str]) -> ClassVerdict:
@@ -271,13 +324,95 @@ def _phrase(claim: PodClaim) -> str:
     return f'claim "{claim.name}" ({claim.origin})' if claim.origin else f'claim "{claim.name}"'
 
 
-def _class_memo_key(cand: Candidate, held: Held) -> object:
+def _class_memo_key(cand: Candidate, touched: frozenset[int], held: Held,
+                    counters: Mapping[PoolKey, tuple[tuple[str, str, int], ...]]) -> object:
     """Equal keys mean equal answers — outcome and reason — for the pod's problem on a group: the
-    problem and the group's class key (its profiles in their pool layout).  None when something is
-    held: what is held differs per group, so nothing is shared."""
-    if not held.empty:
-        return None
-    return cand.problem.class_keys()[cand.position]
+    problem and the group's class key (its profiles in their pool layout).  On a group nothing
+    holds devices or counters of, the held devices are not there: the answer is the one from an
+    empty start.  On a group in ``touched`` the key adds what is held there (:func:`_held_here`):
+    alike groups held alike — every GPU of a full pool of nodes — still share one search."""
+    key = cand.problem.class_keys()[cand.position]
+    if cand.position not in touched:
+        return key
+    return (key, _held_here(cand.group, held, counters, cand.problem.inventory))
+
+
+def _held_here(group: NodeGroup, held: Held, counters: Mapping[PoolKey, tuple[tuple[str, str, int], ...]],
+               inventory: Inventory) -> object:
+    """What ``held`` holds on ``group``, in the group's own terms (device positions in the group,
+    pools by their position in it — as the class key names them): dedicated devices, consumed
+    capacity, counters per pool (``counters``: :func:`_counters_by_pool` of ``held``)."""
+    devices = inventory.devices
+    local: dict[PoolKey, int] = {}
+    out: list[object] = []
+    for n, i in enumerate(group.devices):
+        local.setdefault(devices[i].pool_key, len(local))
+        caps = held.consumed.get(i)
+        if i in held.used or caps is not None:
+            out.append((n, i in held.used, tuple(sorted((k, q.nanos) for k, q in caps.items())) if caps else ()))
+    if counters:
+        for pool_key, n in local.items():
+            got = counters.get(pool_key)
+            if got:
+                out.append((n, got))
+    return tuple(out)
+
+
+def _counters_by_pool(held: Held) -> dict[PoolKey, tuple[tuple[str, str, int], ...]]:
+    """``held``'s counters per pool, sorted: made once per check for :func:`_held_here`."""
+    by_pool: dict[PoolKey, list[tuple[str, str, int]]] = {}
+    for (pool, cset, cname), q in held.counters.items():
+        by_pool.setdefault(pool, []).append((cset, cname, q.nanos))
+    return {pool: tuple(sorted(items)) for pool, items in by_pool.items()}
+
+
+def touched_groups(inventory: Inventory, held: Held) -> frozenset[int]:
+    """Positions of the groups whose devices, or whose devices' pools' counters, ``held`` holds."""
+    if held.empty:
+        return frozenset()
+    by_device, by_pool = _group_index(inventory)
+    out: set[int] = set()
+    for i in held.used:
+        out.update(by_device.get(i, ()))
+    for i in held.consumed:
+        out.update(by_device.get(i, ()))
+    for pool, _, _ in held.counters:
+        out.update(by_pool.get(pool, ()))
+    return frozenset(out)
+
+
+def _touched_now(inventory: Inventory) -> frozenset[int]:
+    """:func:`touched_groups` of the cluster's allocations alone — every "now" check of a pod
+    without allocated claims of its own asks it — once per allocations object (the entry keeps
+    the object, so a later snapshot's allocations never meet an older answer)."""
+    allocations = inventory.cluster.allocations
+    hit = inventory.cache.get(("touched-now",))
+    if isinstance(hit, tuple) and hit[0] is allocations:
+        touched: frozenset[int] = hit[1]
+        return touched
+    touched = touched_groups(inventory, held_by(inventory, (), now=True))
+    inventory.cache.put(("touched-now",), (allocations, touched), weight=1 + len(touched) // 256)
+    return touched
+
+
+def _group_index(inventory: Inventory) -> tuple[dict[int, list[int]], dict[object, list[int]]]:
+    """Device index → positions of the groups that reach it, and pool → the same; once per snapshot."""
+    hit = inventory.cache.get(("group-index",))
+    if isinstance(hit, tuple):
+        return hit
+    by_device: dict[int, list[int]] = {}
+    by_pool: dict[object, list[int]] = {}
+    devices = inventory.devices
+    for position, group in enumerate(inventory.groups):
+        pools: set[object] = set()
+        for i in group.devices:
+            by_device.setdefault(i, []).append(position)
+            pools.add(devices[i].pool_key)
+        for pool in pools:
+            by_pool.setdefault(pool, []).append(position)
+    index = (by_device, by_pool)
+    inventory.cache.put(("group-index",), index, weight=1 + sum(len(g.devices) for g in inventory.groups) // 256)
+    return index
 
 
 def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: dict[object, object],
@@ -377,14 +512,20 @@ def _check_pod(
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
     # one step per node class when every group of a class has the same answer: one problem on
-    # every node, nothing held (what is held differs per group)
-    walk = pod.walk_classes(excluded) if held.empty and len(pod.variants()) == 1 else pod.walk(excluded)
+    # every node; groups something holds devices of are walked one by one
+    if now and not pod.allocated:
+        touched = _touched_now(inventory)
+        pod._cluster_held = held
+    else:
+        touched = touched_groups(inventory, held)
+    counters = _counters_by_pool(held)
+    walk = pod.walk_classes(excluded, touched, held, counters) if len(pod.variants()) == 1 else pod.walk(excluded)
     for cand in walk:
         if budget is not None and budget.spent():
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
             break
         memo = pod.memo(cand.problem)
-        ckey = _class_memo_key(cand, held)
+        ckey = _class_memo_key(cand, touched, held, counters)
         outcome, certain = search_candidate(cand, held, budget, memo, ckey)
         results.append((cand, outcome, certain))
         label = _label(cand.nodes, cand.group)

@@ -194,19 +194,28 @@ def _weight(review: ObjectReview) -> int:
 
 @dataclass(slots=True)
 class Remembered:
-    """A remembered review, and the allowed answer made from it once (only ``uid`` differs
-    between the allowed answers of equal objects; a denial names its object, so it is made anew)."""
+    """A remembered review, and the answers made from it: the allowed one once (only ``uid``
+    differs between the allowed answers of equal objects), a denial once per name (it names its
+    object: ``answer_for`` reads only the call's uid, kind, group and name, and the kind and group
+    are in the key) — the last one made, which is the one a controller retrying the same object
+    asks for again."""
 
     review: ObjectReview
     allowed: Answer | None = None
+    denied: tuple[str, Answer] | None = None
 
     def answer(self, call: AdmissionCall, route: Route) -> Answer:
         made = self.allowed
         if made is None:
-            answer = answer_for(call, route, self.review)
-            if answer.decision == "allowed":
-                self.allowed = answer
-            return answer
+            named = self.denied
+            if named is None or named[0] != call.name:
+                answer = answer_for(call, route, self.review)
+                if answer.decision == "allowed":
+                    self.allowed = answer
+                else:
+                    self.denied = (call.name, answer)
+                return answer
+            made = named[1]
         return Answer({**made.response, "uid": call.uid}, made.decision, made.reason, made.reasons, 0.0,
                       made.fail_open)
 

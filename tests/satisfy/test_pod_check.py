@@ -253,3 +253,48 @@ def test_cordoned_nodes_of_a_class_are_out_only_for_now() -> None:
     only_b = check_pod(pod(pclaim("gpu", GPU), node_name="node-b"), inv)
     assert only_b.satisfiable is None and "cordoned" in only_b.notes[0].message
     assert check_pod(pod(pclaim("gpu", GPU)), inv).satisfiable is True
+
+
+def test_held_groups_of_a_class_are_divided_by_what_is_held_and_never_share_the_classes_answer() -> None:
+    """"Now" starts from today's allocations: the groups of a class are divided by what is held on
+    each (groups held alike share one search), the free ones keep the answer from an empty start."""
+    import dataclasses
+
+    from draguard.inventory import Allocations, ClusterState
+
+    inv = _three_alike(taint_c=False)
+
+    def busy(*held: int) -> Any:
+        return dataclasses.replace(inv, cluster=ClusterState(known=True, allocations=Allocations(dedicated=frozenset(held))))
+
+    assert check_pod(pod(pclaim("gpu", GPU)), inv, every_class=True).satisfiable is True  # the class's answer, remembered
+    assert check_pod(pod(pclaim("gpu", GPU)), busy(0, 1, 2), now=True).satisfiable is False
+    some = check_pod(pod(pclaim("gpu", GPU)), busy(0, 1), now=True, every_class=True)
+    assert some.satisfiable is True
+    assert [(c.nodes, c.ok) for c in some.per_class] == [(("node-c",), True), (("node-a", "node-b"), False)]
+    held_alone = check_pod(pod(pclaim("gpu", GPU)), busy(0), now=True, every_class=True)
+    assert [(c.nodes, c.ok) for c in held_alone.per_class] == [(("node-b", "node-c"), True), (("node-a",), False)]
+    free = check_pod(pod(pclaim("gpu", GPU)), busy(), now=True, every_class=True)
+    assert [(c.nodes, c.ok) for c in free.per_class] == [(("node-a", "node-b", "node-c"), True)]
+
+
+def test_groups_of_a_class_with_different_shares_consumed_are_not_held_alike() -> None:
+    import dataclasses
+
+    from draguard.inventory import Allocations, ClusterState
+    from draguard.k8s import parse_quantity
+
+    dev = device("gpu-0", multi=True, capacity={"memory": cap("40Gi")})
+    inv = build_inventory([dclass(), knode("node-a"), knode("node-b"), rslice("node-a", [dev]), rslice("node-b", [dev])])
+    ask = pod(pclaim("gpu", claim(req("m", capacity={"memory": "20Gi"}))))
+    a, b = (next(d.index for d in inv.devices if d.pool == n) for n in ("node-a", "node-b"))
+    mem = next(iter(inv.devices[a].capacity))
+
+    def consumed(on_a: str, on_b: str) -> Any:
+        shares = {a: {mem: parse_quantity(on_a)}, b: {mem: parse_quantity(on_b)}}
+        return dataclasses.replace(inv, cluster=ClusterState(known=True, allocations=Allocations(consumed=shares)))
+
+    assert check_pod(ask, consumed("30Gi", "30Gi"), now=True).satisfiable is False  # held alike: one search, no room
+    mixed = check_pod(ask, consumed("30Gi", "10Gi"), now=True, every_class=True)
+    assert mixed.satisfiable is True
+    assert sorted((c.nodes, c.ok) for c in mixed.per_class) == [(("node-a",), False), (("node-b",), True)]

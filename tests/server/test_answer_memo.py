@@ -116,6 +116,22 @@ def test_replicas_differ_only_in_name_and_share_one_entry_with_their_own_names(s
         same_answer(got, review_call(call_of(replica(i)), "validate", src, OPTIONS))
 
 
+def test_a_remembered_denial_is_made_again_for_another_name_and_kept_for_the_same(src: Source) -> None:
+    """The same object retried (same name) gets the denial made for it before, with its own uid;
+    another replica's name a denial naming it; and back again, the first name's."""
+    memo = AnswerMemo()
+    names = ["trainer-a", "trainer-a", "trainer-a", "trainer-b", "trainer-a"]
+    got = [memo_answer(memo, call_of(claim(n, memory="50Gi")), src) for n in names]
+    assert memo.hits == 4 and len(memo) == 1
+    for name, answer in zip(names, got, strict=True):
+        assert answer.decision == "denied"
+        assert answer.response["status"]["details"]["name"] == name
+        same_answer(answer, review_call(call_of(claim(name, memory="50Gi")), "validate", src, OPTIONS))
+    assert len({a.response["uid"] for a in got}) == len(got)
+    assert got[2].response["status"] is got[1].response["status"]  # kept, not made again
+    assert got[4].response["status"] is not got[1].response["status"]  # made again after trainer-b's
+
+
 def test_an_answer_that_quotes_a_name_is_kept_under_that_name(src: Source) -> None:
     memo = AnswerMemo()
     call = call_of(claim("quoted"))
