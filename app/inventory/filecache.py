@@ -79,8 +79,6 @@ def cached_build(paths: Sequence[str], target: Target, build: Callable[[], T]) -
 def _key(paths: Sequence[str], target: Target) -> str | None:
     """The entry's name for these inputs, or ``None`` (not cached: too small, or unreadable)."""
     digest = hashlib.sha256()
-    digest.update(_environment())
-    digest.update(repr((target.version, sorted(target.overrides.items()))).encode())
     size = 0
     try:
         for path in paths:
@@ -94,7 +92,9 @@ def _key(paths: Sequence[str], target: Target) -> str | None:
     except OSError:
         return None
     if size < MIN_BYTES:
-        return None
+        return None  # before the environment's fingerprint: a small inventory pays only the read
+    digest.update(_environment())
+    digest.update(repr((target.version, sorted(target.overrides.items()))).encode())
     return digest.hexdigest()
 
 

@@ -207,13 +207,10 @@ class DeviceAttribute(_Model):
         return None, None
 
     def values_set(self) -> int:
-        return sum(
-            v is not None
-            for v in (
-                self.int_value, self.bool_value, self.string_value, self.version_value,
-                self.int_values, self.bool_values, self.string_values, self.version_values,
-            )
-        )
+        # a tuple's count, not a generator: validation asks this of every attribute of every device
+        values = (self.int_value, self.bool_value, self.string_value, self.version_value,
+                  self.int_values, self.bool_values, self.string_values, self.version_values)
+        return 8 - values.count(None)
 
 
 class CapacityRequestPolicyRange(_Model):
