@@ -7,6 +7,7 @@ memo), so a key that leaves out something the answer depends on shows up as a di
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 import uuid
@@ -306,14 +307,17 @@ def test_a_review_of_an_older_snapshot_is_not_stored(src: Source, static_invento
 
 
 def test_the_memo_stays_within_its_bound(src: Source) -> None:
+    # no search deadline: on a loaded machine a review may outlast one, and an answer that might have
+    # been cut short is rightly not remembered — this test counts evictions, so every answer must be
+    untimed = dataclasses.replace(OPTIONS, deadline_seconds=None)
     memo = AnswerMemo(weight=8)
     for i in range(40):
-        memo_answer(memo, call_of(claim("c", memory=f"{4 + i}Gi")), src)
+        memo_answer(memo, call_of(claim("c", memory=f"{4 + i}Gi")), src, options=untimed, generation=untimed)
         assert memo.stats()["weight"] <= 8
     stats = memo.stats()
     assert 0 < stats["entries"] <= 8 and stats["evictions"] >= 32 and stats["limit"] == 8
     latest = call_of(claim("c", memory="43Gi"))
-    memo_answer(memo, latest, src)
+    memo_answer(memo, latest, src, options=untimed, generation=untimed)
     assert memo.hits == 1  # the most recent stays
 
 
