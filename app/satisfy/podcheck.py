@@ -25,7 +25,7 @@ from .placement import Filter, PlacementFilter
 from .plan import RequestPlan, plan_claim
 from .pod import ClassVerdict, PodClaim, PodRequest, PodVerdict
 from .podexplain import class_reason, summary
-from .search import NOTHING_HELD, Held, Outcome, OutcomeKind
+from .search import Held, Outcome, OutcomeKind
 
 __all__ = ["Candidate", "PodProblem", "check_pod"]
 
@@ -209,32 +209,29 @@ class PodProblem:
             else:
                 yield cand
 
-    def walk_classes(self, excluded: list[ClassVerdict], touched: frozenset[int] = frozenset(),
-                     held: Held = NOTHING_HELD, counters: Mapping[PoolKey, tuple[tuple[str, str, int], ...]] | None = None,
+    def walk_classes(self, excluded: list[ClassVerdict], touched: frozenset[int], held: Held,
+                     counters: Mapping[PoolKey, tuple[tuple[str, str, int], ...]], *, from_cluster: bool = False,
                      ) -> Iterator[Candidate]:
         """:meth:`walk` with one step per node class instead of one per group: for a pod with one
         problem everywhere (no node's device plugins change its claims), each class is searched
         once on its first group, over the nodes of all of its groups the filters let the pod use
         — every group of a class has the same answer from the same start.  A class with a group
         in ``touched`` (positions whose devices or pools ``held`` holds, :func:`touched_groups`)
-        is divided by what is held on each group (:func:`split_by_held`).  Nodes of a class the
+        is divided by what is held on each group (:func:`split_by_held`; ``counters``:
+        :func:`_counters_by_pool` of ``held``) — kept per snapshot when ``from_cluster`` says
+        ``held`` is the cluster's allocations alone, the same for every such pod.  Nodes of a class the
         filters keep out are one excluded entry.  Cost: the classes, and the distinct node infos
         — not the nodes — unless the pod names nodes (``nodeName``, ``matchFields``)."""
         problem, claims = self.variant(frozenset())
         later: list[Candidate] = []
-        by_pool = counters if counters is not None else _counters_by_pool(held)
-        splits = self._splits_now(problem) if touched and held is self._cluster_held else {}
+        splits = self._splits_now(problem) if touched and from_cluster else {}
         for whole in node_classes(problem, self.inventory):
             parts = splits.get(whole.position) if touched and not touched.isdisjoint(whole.positions) else (whole,)
             if parts is None:
-                parts = splits[whole.position] = tuple(split_by_held(whole, touched, held, by_pool, self.inventory))
+                parts = splits[whole.position] = tuple(split_by_held(whole, touched, held, counters, self.inventory))
             for cls in parts:
                 yield from self._class_candidates(cls, problem, claims, excluded, later)
         yield from later
-
-    _cluster_held: Held | None = None
-    """Set by the "now" check of a pod without allocated claims of its own: what it holds is the
-    cluster's allocations alone, so the classes' division by it is the same for every such pod."""
 
     def _splits_now(self, problem: Problem) -> dict[int, tuple[NodeClass, ...]]:
         """The classes of ``problem`` divided by the cluster's allocations, kept on the snapshot's
@@ -511,15 +508,13 @@ def _check_pod(
     held = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
     per_class: list[ClassVerdict] = []
     results: list[tuple[Candidate, Outcome, bool]] = []
-    # one step per node class when every group of a class has the same answer: one problem on
-    # every node; groups something holds devices of are walked one by one
-    if now and not pod.allocated:
-        touched = _touched_now(inventory)
-        pod._cluster_held = held
-    else:
-        touched = touched_groups(inventory, held)
+    # one step per node class when one problem holds on every node; a class something holds
+    # devices of is divided by what is held on each group
+    from_cluster = now and not pod.allocated  # held is the cluster's allocations alone
+    touched = _touched_now(inventory) if from_cluster else touched_groups(inventory, held)
     counters = _counters_by_pool(held)
-    walk = pod.walk_classes(excluded, touched, held, counters) if len(pod.variants()) == 1 else pod.walk(excluded)
+    walk = (pod.walk_classes(excluded, touched, held, counters, from_cluster=from_cluster)
+            if len(pod.variants()) == 1 else pod.walk(excluded))
     for cand in walk:
         if budget is not None and budget.spent():
             results.append((cand, Outcome(OutcomeKind.DEADLINE), True))
