@@ -13,7 +13,6 @@ pass green on nothing.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -79,10 +78,6 @@ def _run_lint(args: argparse.Namespace) -> int:
     from .report import count_at_least, render
     from .review import ReviewOptions, review_documents
 
-    # Everything imported so far lives as long as the process: moved out of the collector's sight,
-    # the collections that linting's allocations trigger stop walking the ~40,000 objects of the
-    # models, grammars and modules each time (a GC hint only: nothing is freed or kept otherwise).
-    gc.freeze()
     if "-" in args.paths and "-" in args.inventory:
         print("draguard: standard input (-) can be read once: give it to PATH or to --inventory",
               file=sys.stderr)
@@ -201,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse(parser, argv)
     try:
         if args.command == "lint":
-            from .k8s import bulk_allocation
+            from .collector import bulk_allocation
 
             with bulk_allocation():  # a batch that builds big trees of survivors, then exits
                 return _run_lint(args)

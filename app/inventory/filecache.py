@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import hashlib
 import io
 import os
 import pickle
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..collector import bulk_allocation
 from ..k8s import Target, cache_folder
 from .files import manifest_files
 
@@ -133,24 +133,11 @@ def _load(entry: str) -> object | None:
     except OSError:
         return None
     try:
-        with _collector_paused():
+        with bulk_allocation():  # reading makes ~60,000 containers and no garbage
             value: object = pickle.loads(data)
     except Exception:  # a damaged or foreign entry: built again (and rewritten)
         return None
     return value
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while an entry is read: reading makes ~60,000 containers
-    and no garbage, and the collections their allocations trigger were half the reading time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Pickler(pickle.Pickler):

@@ -14,9 +14,9 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
   version and feature gates, the served API versions and their conversion, gated-field dropping.
 """
 
+from ..collector import bulk_allocation
 from .budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget, exceeded_on_thread
 from .cachedir import CACHE_DIR_ENV, cache_folder
-from .collector import BULK_THRESHOLDS, bulk_allocation
 from .decode import (
     CHECKED_KINDS,
     DRA_KINDS,
@@ -162,7 +162,6 @@ from .workloads import (
 
 __all__ = [
     "BUILTIN_WORKLOAD_KINDS",
-    "BULK_THRESHOLDS",
     "CACHE_DIR_ENV",
     "CHECKED_KINDS",
     "DEFAULT_TARGET",

@@ -1,4 +1,4 @@
-"""The collector thresholds used while big object trees are built."""
+"""The cyclic collector is paused while big object trees are built (``bulk_allocation``)."""
 
 from __future__ import annotations
 
@@ -6,45 +6,53 @@ import gc
 from collections.abc import Iterator
 
 import pytest
-from draguard.k8s.collector import BULK_THRESHOLDS, bulk_allocation
+from draguard.collector import bulk_allocation
 
 
 @pytest.fixture(autouse=True)
-def _restore_thresholds() -> Iterator[None]:
-    before = gc.get_threshold()
+def _restore_collector() -> Iterator[None]:
+    enabled = gc.isenabled()
     yield
-    gc.set_threshold(*before)
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
 
 
-def test_thresholds_are_raised_inside_and_restored_after() -> None:
-    gc.set_threshold(700, 10, 10)
+def test_the_collector_is_paused_inside_and_resumed_after() -> None:
+    gc.enable()
     with bulk_allocation():
-        assert gc.get_threshold() == BULK_THRESHOLDS
-    assert gc.get_threshold() == (700, 10, 10)
+        assert not gc.isenabled()
+    assert gc.isenabled()
 
 
-def test_thresholds_are_restored_when_the_block_raises() -> None:
-    gc.set_threshold(700, 10, 10)
+def test_the_collector_is_resumed_when_the_block_raises() -> None:
+    gc.enable()
     with pytest.raises(ValueError), bulk_allocation():
         raise ValueError("boom")
-    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.isenabled()
 
 
-def test_higher_thresholds_already_in_force_are_kept() -> None:
-    gc.set_threshold(1_000_000, 5, 1_000)
+def test_a_collector_paused_before_stays_paused() -> None:
+    gc.disable()
     with bulk_allocation():
-        assert gc.get_threshold() == (1_000_000, BULK_THRESHOLDS[1], 1_000)
-    assert gc.get_threshold() == (1_000_000, 5, 1_000)
+        assert not gc.isenabled()
+    assert not gc.isenabled()
 
 
-def test_cyclic_garbage_is_still_collected_inside() -> None:
-    class Node:
-        partner: object = None
+class _Node:
+    partner: object = None
 
+
+def test_no_collection_runs_inside_and_the_cycles_left_are_freed_after() -> None:
+    gc.enable()
+    gc.collect()
+    freed_before = sum(s["collected"] for s in gc.get_stats())
     with bulk_allocation():
-        collected_before = sum(s["collected"] for s in gc.get_stats())
-        for _ in range(BULK_THRESHOLDS[0] * 2):
-            a, b = Node(), Node()
+        runs_before = sum(s["collections"] for s in gc.get_stats())
+        for _ in range(100_000):  # well past every threshold
+            a, b = _Node(), _Node()
             a.partner, b.partner = b, a
-        collected_after = sum(s["collected"] for s in gc.get_stats())
-    assert collected_after > collected_before
+        assert sum(s["collections"] for s in gc.get_stats()) == runs_before
+    gc.collect()  # (or the automatic collection that may run as soon as the collector is back)
+    assert sum(s["collected"] for s in gc.get_stats()) - freed_before >= 199_000  # the last pair is alive
