@@ -234,6 +234,7 @@ class GoPeer:
         self._settle = settle_timeout
         self._mod = _oracle_module()
         self._ek: Any = self._mod.ek
+        self.abort: type[Exception] = self._mod.Abort
         # The oracle's own defaults (feature gates, Node defaults, scheduler configuration); --v=0.
         self._h: Any = self._mod.Oracle(self._mod.parse_args(["--component-v", "0", "--stop-grace", "2"]))
         self._runs = 0
@@ -372,7 +373,15 @@ class GoPeer:
                     done.set()
 
         rv = str(listing["metadata"]["resourceVersion"])
-        watcher = threading.Thread(target=self._watch, args=(ns, rv, on_pod, stop), daemon=True)
+        failed: list[str] = []
+
+        def watch() -> None:
+            try:
+                self._watch(ns, rv, on_pod, stop)
+            except Exception as e:  # said in the time-out's message below
+                failed.append(f"{type(e).__name__}: {e}")
+
+        watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         time.sleep(0.2)  # the watch request is in before the first pod exists
         before = proc_cpu(proc.pid)
@@ -393,7 +402,8 @@ class GoPeer:
             if time.monotonic() > deadline:
                 stop.set()
                 undecided = sorted(set(names) - set(decisions))
-                raise RuntimeError(f"no decision within {self._settle:.0f}s for the pods of {', '.join(undecided)}")
+                raise RuntimeError(f"no decision within {self._settle:.0f}s for the pods of {', '.join(undecided)}"
+                                   + (f" (the pod watch failed: {failed[0]})" if failed else ""))
         stop.set()
         run = PeerRun(decisions=dict(decisions), startup_cpu=startup, before_pods_cpu=before,
                       whole_cpu=marks["cpu"], scheduling_wall=marks["wall"])
@@ -446,23 +456,34 @@ def measure(inventory: Path, claims: Path, repeat: int = 3, *, verbose: bool = F
     if not docs:
         raise RuntimeError(f"{claims}: no ResourceClaim")
     summary = PeerSummary()
-    with GoPeer(inventory, verbose=verbose) as peer:
-        summary.setup, summary.applied, summary.rejected = dict(peer.setup), peer.applied, list(peer.rejected)
-        for _ in range(repeat):
-            summary.runs.append(peer.run(docs))
+    peer = GoPeer(inventory, verbose=verbose)
+    try:
+        with peer:
+            summary.setup, summary.applied, summary.rejected = dict(peer.setup), peer.applied, list(peer.rejected)
+            for _ in range(repeat):
+                summary.runs.append(peer.run(docs))
+    except peer.abort as e:  # the harness's own "cannot go on" (a component died, a time-out)
+        raise RuntimeError(str(e)) from e
     return summary
 
 
 def draguard_verdicts(inventory: Path, claims: Path) -> dict[str, str]:
-    """claim -> ``Unsatisfiable`` or ``ok`` as ``draguard lint --format json`` says over the same files."""
+    """claim -> ``Unsatisfiable``, ``SatisfiabilityUnknown`` or ``ok``: what ``draguard lint --format json``
+    says of each ResourceClaim in ``claims`` against ``inventory`` (not timed: the benchmark's cross-check
+    and the test's)."""
     run = subprocess.run([sys.executable, "-m", "draguard", "lint", str(claims), "--inventory", str(inventory),
                           "--format", "json"], capture_output=True, text=True, cwd=ROOT, check=False)
-    report = json.loads(run.stdout)
+    try:
+        report = json.loads(run.stdout)
+    except ValueError as e:
+        raise RuntimeError(f"draguard lint gave no JSON (exit {run.returncode}): {run.stderr[-2000:]}") from e
     out = {str(d["metadata"]["name"]): "ok" for d in _load(claims) if d.get("kind") == "ResourceClaim"}
     for finding in report.get("findings", []):
-        name = str(finding.get("name") or "").rsplit("/", 1)[-1]
-        if finding.get("reason") == "Unsatisfiable" and name in out:
-            out[name] = "Unsatisfiable"
+        name, reason = str(finding.get("name") or ""), finding.get("reason")
+        if finding.get("kind") != "ResourceClaim" or name not in out:
+            continue
+        if reason == "Unsatisfiable" or (reason == "SatisfiabilityUnknown" and out[name] == "ok"):
+            out[name] = str(reason)
     return out
 
 
@@ -503,7 +524,11 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as e:
             print(f"Go peer not measured: {e}")
             return 0
-    report(summary)
+        report(summary)
+        verdicts, ours = summary.verdicts(), draguard_verdicts(inventory, claims)
+        print("  per claim, the scheduler's first decision / draguard lint's verdict on the same files:")
+        for claim, state in verdicts.items():
+            print(f"    {claim}: {state} / {ours.get(claim, '?')}")
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
