@@ -525,12 +525,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Go peer not measured: {e}")
             return 0
         report(summary)
-        verdicts, ours = summary.verdicts(), draguard_verdicts(inventory, claims)
-        print("  per claim, the scheduler's first decision / draguard lint's verdict on the same files:")
-        for claim, state in verdicts.items():
-            print(f"    {claim}: {state} / {ours.get(claim, '?')}")
+        print_agreement(summary, inventory, claims)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return 0
+
+
+def print_agreement(summary: PeerSummary, inventory: Path, claims: Path, indent: str = "") -> None:
+    """Per claim, the scheduler's first decision beside draguard lint's verdict on the same files (one
+    more lint, not timed): a figure compared with another is only fair if both answered the same."""
+    verdicts, ours = summary.verdicts(), draguard_verdicts(inventory, claims)
+    print(f"{indent}  per claim, kube-scheduler's first decision / draguard lint's verdict on the same files: "
+          + "; ".join(f"{claim} {state} / {ours.get(claim, '?')}" for claim, state in verdicts.items()))
 
 
 def report(summary: PeerSummary, indent: str = "") -> None:

@@ -156,6 +156,7 @@ def part3(tmp: Path, repeat: int) -> None:
               f"{cpu / GO_ALLOCATOR_SECONDS:.2f}x (CPU), --no-cache {cold / GO_ALLOCATOR_SECONDS:.2f}x (CPU)")
         return
     bench_go_peer.report(peer, indent="  ")
+    bench_go_peer.print_agreement(peer, inv, claims, indent="  ")
     sched, whole = peer.median("scheduling_cpu"), peer.median("whole_cpu")
     print(f"  draguard / kube-scheduler, CPU, measured in this run: warm {cpu / sched:.2f}x of its scheduling, "
           f"{cpu / whole:.2f}x of its whole process; --no-cache {cold / sched:.2f}x / {cold / whole:.2f}x; "
