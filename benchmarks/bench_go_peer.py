@@ -15,7 +15,8 @@ How (one control plane, ``--repeat`` fresh schedulers):
 2. Per repeat, in a fresh namespace: the claims are created (not allocated), then a kube-scheduler
    is started (the oracle's KubeSchedulerConfiguration: default profile, no leader election) and
    waited for until ``/readyz`` (its informers have listed the Nodes, the ResourceSlices, the
-   DeviceClasses, the claims).
+   DeviceClasses, the claims; its CPU was seen to stay flat from there on, so no sync work is
+   left to fall into the scheduling figure).
 3. One Pod per claim (``resourceClaimName``) is created: one pod per claim is the question
    "is this claim ever satisfiable" as the scheduler can answer it.  A watch on the pods stops the
    clock at each pod's *first* decision — bound to a node, or its first ``PodScheduled=False,
@@ -43,11 +44,12 @@ What the figure includes and what it does not (so a ratio against it is read rig
   (``percentageOfNodesToScore``'s adaptive default: 42 % of 1,000 nodes), as it does in a cluster;
   a claim no node can take is tried on every node.  draguard answers over every node.
 * The API server's and etcd's cost — decoding, storing, serving the watch — is in other processes
-  and is not counted; neither is JSON decoding of the objects *by the API server*, whereas
-  draguard's figure includes reading YAML.  The scheduler does decode the list/watch responses
-  (protobuf for core types, JSON for resource.k8s.io) and that is in its figure.
+  and is not counted (decoding the objects, storing them, serving the lists and watches), whereas
+  draguard's figure includes parsing the YAML.  The scheduler's own decoding of the list and watch
+  responses (protobuf, its client's default) is in its figure.
 * ``--v`` is 0 (the binary's default): the scheduler logs nothing per pod.
-* The binaries are what ``../shared/tools/`` holds, built from the v1.36.2 tree with Go 1.27
+* The binaries are the team's copies that ``scripts/setup-apiserver.sh`` unpacks (else the official
+  release it downloads): the team's are built from the v1.36.2 tree with Go 1.27
   (``-ldflags="-s -w"``, no ``-gcflags``: the Go compiler's optimizations and inlining are on, as in
   a release; dynamically linked, cgo on, where releases are static) — see ``--buildinfo``.
 * No controller-manager runs: the pods name their claims directly, so no resourceclaim controller
@@ -280,8 +282,9 @@ class GoPeer:
         """Nodes and DeviceClasses through the oracle's own apply (its Node defaults, taints checked),
         then every other object POSTed here, a rejected one skipped and counted (``self.rejected``):
         the benchmark inventory has slices Kubernetes 1.36 refuses (every tenth node's partitionable
-        GPUs put ``sharedCounters`` and ``devices`` in one slice), which ``draguard lint`` reports as
-        errors on the same files; the scheduler can only ever see what the API server stored."""
+        GPUs put ``sharedCounters`` and ``devices`` in one slice), which draguard also finds invalid
+        (linting the file reports the API server's error; as ``--inventory`` their pools are skipped);
+        the scheduler can only ever see what the API server stored."""
         h = self._h
         docs = _load(self._inventory)
         first = [d for d in docs if d.get("kind") in ("Namespace", "Node", "DeviceClass")]
@@ -558,7 +561,7 @@ def report(summary: PeerSummary, indent: str = "") -> None:
           + "; " + ", ".join(f"{k} {v:.1f}" for k, v in summary.setup.items()))
     if summary.rejected:
         print(f"{indent}  inventory: {summary.applied} objects stored, {len(summary.rejected)} rejected by the API "
-              f"server (so never seen by the scheduler; draguard lint reports them as errors), e.g. "
+              f"server (never seen by the scheduler; draguard skips their pools as invalid), e.g. "
               f"{summary.rejected[0]}")
 
 
