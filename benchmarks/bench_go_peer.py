@@ -73,6 +73,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -505,6 +506,11 @@ def main(argv: list[str] | None = None) -> int:
     if reason is not None:
         print(f"Go peer not measured: {reason}")
         return 0
+
+    def on_term(signum: int, frame: object) -> None:  # `timeout` or a stopped make: clean up on the way out
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
     sched = str(binaries()["KUBE_SCHEDULER"])
     if args.buildinfo:
         print("\n".join(buildinfo(sched)))
@@ -566,4 +572,8 @@ def report(summary: PeerSummary, indent: str = "") -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt:  # the control plane is stopped by then (GoPeer's with block)
+        print("Go peer: interrupted")
+        raise SystemExit(130) from None
