@@ -41,7 +41,9 @@ run: $(STAMP)
 	bash scripts/run-demo.sh
 
 ## bench: every benchmark under benchmarks/ (median of several runs each); the raw output of the
-## whole run goes into benchmarks/RESULTS.md ("make-bench" section), each script's own figures too
+## whole run goes into benchmarks/RESULTS.md ("make-bench" section), each script's own figures too.
+## bench_go_peer.py and bench_lint_compare.py's part 3 time the real kube-scheduler where
+## `make apiserver` has put it (and etcd) in place; without them they say so and use the published figure
 bench: $(STAMP)
 	@rm -rf .bench && mkdir -p .bench && echo "$$(date -u '+%Y-%m-%d %H:%M') UTC, load average $$(cut -d' ' -f1-3 /proc/loadavg)" > .bench/started
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; DRAGUARD_BENCH_WRITE=1 $(BIN)/python $$b > .bench/$$(basename $$b .py).txt 2>&1; \
