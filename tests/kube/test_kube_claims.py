@@ -148,25 +148,29 @@ def test_claims_that_cannot_be_listed_block_nothing(cluster: FakeCluster, kubeco
 def test_claims_only_rebuilds_are_paced_by_their_own_cost(
     cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread, monkeypatch: Any
 ) -> None:
-    """Under allocation churn, re-summing every claim must not starve the reviews: a claims-only
-    rebuild waits a multiple of what the previous build cost (a lower bound only: load can only
-    make it later)."""
+    """Claim events are applied one by one and a claims-only rebuild only publishes them; should
+    publishing ever be expensive under allocation churn, it must not starve the reviews: a
+    claims-only publish waits a multiple of what the previous one cost (a lower bound only: load
+    can only make it later)."""
     import time
 
     import draguard.inventory.kube as kube
+    from draguard.inventory.live import LiveClaims
 
-    real = kube.with_cluster
+    real = LiveClaims.snapshot
 
-    def slow_with_cluster(*args: Any, **kwargs: Any) -> Inventory:
-        time.sleep(0.1)  # stands for summing tens of thousands of claims
-        return real(*args, **kwargs)
+    def slow_snapshot(self: LiveClaims) -> Inventory:
+        time.sleep(0.1)  # stands for a publish that became expensive
+        return real(self)
 
-    monkeypatch.setattr(kube, "with_cluster", slow_with_cluster)
+    monkeypatch.setattr(LiveClaims, "snapshot", slow_snapshot)
     seed(cluster)
     inv = start(kubeconfig, loop_thread)
     wait_for(lambda: inv.synced and snap(inv).cluster.known, what="sync")
-    assert inv._claims_pace >= kube._CLAIMS_PACE_FACTOR * 0.1
-    asked = time.monotonic()
     cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
     wait_for(lambda: held(inv) == {"gpu-0"}, what="allocation")
+    assert inv._claims_pace >= kube._CLAIMS_PACE_FACTOR * 0.1
+    asked = time.monotonic()
+    cluster.put("resourceclaims", claim("b", "team-a", "gpu-1"))
+    wait_for(lambda: held(inv) == {"gpu-0", "gpu-1"}, what="second allocation")
     assert time.monotonic() - asked >= kube._CLAIMS_PACE_FACTOR * 0.1  # paced: not the 0.02 s debounce alone
