@@ -174,3 +174,75 @@ def test_claims_only_rebuilds_are_paced_by_their_own_cost(
     cluster.put("resourceclaims", claim("b", "team-a", "gpu-1"))
     wait_for(lambda: held(inv) == {"gpu-0", "gpu-1"}, what="second allocation")
     assert time.monotonic() - asked >= kube._CLAIMS_PACE_FACTOR * 0.1  # paced: not the 0.02 s debounce alone
+
+
+def _not_now(inv: KubeInventory) -> list[str]:
+    """The CapacityInUse findings of a review of a one-GPU claim against the current snapshot."""
+    import yaml
+    from draguard.k8s import Reason, decode_text
+    from draguard.review import ReviewOptions, review_documents
+
+    text = yaml.safe_dump({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                           "metadata": {"name": "want", "namespace": "team-a"},
+                           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}})
+    got = review_documents(decode_text(text, "want.yaml").documents, inventory=snap(inv), inventory_objects=inv.objects(),
+                           options=ReviewOptions())
+    return [f.message for f in got.findings if f.reason == Reason.CAPACITY_IN_USE]
+
+
+def test_a_watch_event_is_seen_by_the_next_now_check(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    """Every GPU held: "not now"; one deallocated (MODIFIED) or deleted (DELETED) through the watch:
+    it fits — each change applied to the live claims, with no full build between."""
+    seed(cluster)
+    for i in range(3):
+        cluster.put("resourceclaims", claim(f"c{i}", "team-b", f"gpu-{i}"))
+    inv = start(kubeconfig, loop_thread)
+    wait_for(lambda: held(inv) == {"gpu-0", "gpu-1", "gpu-2"}, what="every GPU held")
+    live = inv._live
+    assert live is not None
+    [message] = _not_now(inv)
+    assert "fits an empty cluster but not today's allocations" in message
+    cluster.put("resourceclaims", claim("c1", "team-b"))  # deallocated
+    wait_for(lambda: held(inv) == {"gpu-0", "gpu-2"}, what="deallocation")
+    assert _not_now(inv) == []
+    cluster.put("resourceclaims", claim("c1", "team-b", "gpu-1"))  # allocated again
+    wait_for(lambda: held(inv) == {"gpu-0", "gpu-1", "gpu-2"}, what="allocation")
+    assert len(_not_now(inv)) == 1
+    cluster.delete("resourceclaims", "c2", "team-b")
+    wait_for(lambda: held(inv) == {"gpu-0", "gpu-1"}, what="deletion")
+    assert _not_now(inv) == []
+    assert inv._live is live  # applied event by event: no claim was summed again
+
+
+def test_claim_events_during_a_full_build_are_not_lost(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+    """A device change sums every claim again in a worker thread; claim events that arrive while
+    it runs are journaled and applied to its result."""
+    import threading
+    import time
+
+    from draguard.inventory.build import InventoryBuilder
+
+    builder = InventoryBuilder()
+    building, release = threading.Event(), threading.Event()
+
+    def slow_build(objects: Any) -> Inventory:
+        objects = list(objects)
+        if any(o["metadata"]["name"] == "node-2" for o in objects):
+            building.set()
+            release.wait(10)
+        return builder.build(objects)
+
+    seed(cluster)
+    cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
+    inv = KubeInventory(load_kube_config(kubeconfig), build=slow_build, debounce=0.02, backoff_initial=0.02, backoff_max=0.1)
+    loop_thread.submit(inv.run())
+    wait_for(lambda: held(inv) == {"gpu-0"}, what="sync")
+    cluster.put("nodes", node("node-2"))  # a device change: full build, held up in the thread
+    assert building.wait(10)
+    cluster.put("resourceclaims", claim("b", "team-a", "gpu-1"))
+    cluster.delete("resourceclaims", "a", "team-a")
+    wait_for(lambda: inv._journal, what="events journaled")
+    time.sleep(0.1)
+    release.set()
+    wait_for(lambda: held(inv) == {"gpu-1"} and "node-2" in snap(inv).nodes, what="build with the journal applied")
+    assert inv._live is not None and inv._journal is None
