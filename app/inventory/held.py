@@ -41,7 +41,7 @@ from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from .snapshot import Inventory
 
 __all__ = [
-    "carry_cluster", "compute_allocations", "consumed_signature", "device_index", "held_view", "only_groups", "pool_left",
+    "capacity_left", "carry_cluster", "compute_allocations", "consumed_signature", "device_index", "held_view", "only_groups", "pool_left",
     "shared_device", "with_cluster",
 ]
 
@@ -154,13 +154,21 @@ def consumed_signature(used: Mapping[str, Quantity]) -> tuple[tuple[str, int], .
     return tuple(sorted((k, q.nanos) for k, q in used.items()))
 
 
-def shared_device(dev: DeviceRecord, used: Mapping[str, Quantity], body: int, shape: int) -> DeviceRecord:
-    """``dev`` in the held view when shares consume ``used`` of it: the capacity left, the
-    published capacity kept for CEL, and the new profile ids ``body`` / ``shape``."""
+def shared_device(
+    dev: DeviceRecord, used: Mapping[str, Quantity], body: int, shape: int, left: Mapping[str, object] | None = None,
+) -> DeviceRecord:
+    """``dev`` in the held view when shares consume ``used`` of it: the capacity left (``left``
+    when the caller has it already: devices of one body and consumption share it), the published
+    capacity kept for CEL, and the new profile ids ``body`` / ``shape``."""
     return dataclasses.replace(
-        dev, capacity=_left(dev.capacity, used), published=dev.capacity,  # type: ignore[arg-type]
+        dev, capacity=left if left is not None else _left(dev.capacity, used), published=dev.capacity,  # type: ignore[arg-type]
         bare_profile=body, profile=shape,
     )
+
+
+def capacity_left(dev: DeviceRecord, used: Mapping[str, Quantity]) -> Mapping[str, object]:
+    """The capacity ``dev`` has left when shares consume ``used`` of it."""
+    return _left(dev.capacity, used)
 
 
 def pool_left(pool: PoolRecord, used_counters: Mapping[tuple[str, str], Quantity]) -> PoolRecord:

@@ -23,11 +23,11 @@ start above the base's ids, as from scratch, so they never meet a base profile.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 
 from .cache import BoundedCache
 from .cluster import Allocations
-from .held import consumed_signature, pool_left, shared_device
+from .held import capacity_left, consumed_signature, pool_left, shared_device
 from .profiles import ProfileIndex
 from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from .snapshot import Inventory
@@ -56,13 +56,15 @@ class _Ids:
         self._uses[key] = 1
         return got
 
-    def drop(self, key: Hashable) -> None:
+    def drop(self, key: Hashable) -> bool:
+        """One use fewer; True when the key is gone (its id freed)."""
         n = self._uses[key] - 1
         if n:
             self._uses[key] = n
-            return
+            return False
         del self._uses[key]
         self._free.append(self._ids.pop(key))
+        return True
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -97,6 +99,9 @@ class HeldViewBuilder:
         self._shapes = _Ids(1 + max((d.profile for d in base.devices), default=0))
         self._shared: dict[int, tuple[Hashable, Hashable]] = {}
         """Device → the (body, shape) keys of its ids, for devices with capacity consumed."""
+        self._left: dict[Hashable, Mapping[str, object]] = {}
+        """Body key → the capacity left, one mapping for every device of that body and consumption
+        (as devices alike share their capacity in the snapshot); dropped with the body's id."""
         self._signatures: dict[PoolKey, object] = {}
         self._base_ids = _Ids(0)
         self._base_keys: list[Hashable] = []
@@ -110,7 +115,7 @@ class HeldViewBuilder:
     @property
     def table_sizes(self) -> int:
         """Ids in use (bounded by the device count: freed ids are handed out again)."""
-        return len(self._bodies) + len(self._shapes) + len(self._base_ids)
+        return len(self._bodies) + len(self._shapes) + len(self._base_ids) + len(self._left)
 
     def update(self, alloc: Allocations, devices: set[int], pools: set[PoolKey], flipped: set[int]) -> None:
         """Bring the view to ``alloc``, which differs from the last allocations at most in
@@ -153,7 +158,8 @@ class HeldViewBuilder:
     def _set_device(self, i: int, alloc: Allocations) -> None:
         old = self._shared.pop(i, None)
         if old is not None:
-            self._bodies.drop(old[0])
+            if self._bodies.drop(old[0]):
+                self._left.pop(old[0], None)
             self._shapes.drop(old[1])
         dev = self._base.devices[i]
         used = alloc.consumed.get(i)
@@ -163,7 +169,10 @@ class HeldViewBuilder:
         sig = consumed_signature(used)
         keys = ((dev.bare_profile, sig), (dev.profile, sig))
         self._shared[i] = keys
-        self._devices[i] = shared_device(dev, used, self._bodies.take(keys[0]), self._shapes.take(keys[1]))
+        left = self._left.get(keys[0])
+        if left is None:
+            left = self._left[keys[0]] = capacity_left(dev, used)
+        self._devices[i] = shared_device(dev, used, self._bodies.take(keys[0]), self._shapes.take(keys[1]), left)
 
     def _set_pool(self, key: PoolKey, alloc: Allocations) -> None:
         pool = self._base.pools.get(key)

@@ -42,8 +42,9 @@ def seed(cluster: FakeCluster) -> None:
     cluster.put("nodes", node("node-1"))
 
 
-def start(kubeconfig: Path, loop_thread: LoopThread) -> KubeInventory:
-    inv = KubeInventory(load_kube_config(kubeconfig), debounce=0.02, backoff_initial=0.02, backoff_max=0.1)
+def start(kubeconfig: Path, loop_thread: LoopThread, claims_interval: float = 0.0) -> KubeInventory:
+    inv = KubeInventory(load_kube_config(kubeconfig), debounce=0.02, backoff_initial=0.02, backoff_max=0.1,
+                        claims_interval=claims_interval)
     loop_thread.submit(inv.run())
     return inv
 
@@ -234,7 +235,8 @@ def test_claim_events_during_a_full_build_are_not_lost(cluster: FakeCluster, kub
 
     seed(cluster)
     cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
-    inv = KubeInventory(load_kube_config(kubeconfig), build=slow_build, debounce=0.02, backoff_initial=0.02, backoff_max=0.1)
+    inv = KubeInventory(load_kube_config(kubeconfig), build=slow_build, debounce=0.02, backoff_initial=0.02, backoff_max=0.1,
+                        claims_interval=0.0)
     loop_thread.submit(inv.run())
     wait_for(lambda: held(inv) == {"gpu-0"}, what="sync")
     cluster.put("nodes", node("node-2"))  # a device change: full build, held up in the thread
@@ -246,3 +248,22 @@ def test_claim_events_during_a_full_build_are_not_lost(cluster: FakeCluster, kub
     release.set()
     wait_for(lambda: held(inv) == {"gpu-1"} and "node-2" in snap(inv).nodes, what="build with the journal applied")
     assert inv._live is not None and inv._journal is None
+
+
+def test_claims_only_snapshots_are_at_least_an_interval_apart(
+    cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread
+) -> None:
+    """Each new snapshot starts the "now" answers from cold caches: under churn, claims-only
+    snapshots come no closer together than ``claims_interval`` (however cheap publishing is)."""
+    import time
+
+    seed(cluster)
+    inv = start(kubeconfig, loop_thread, claims_interval=0.6)
+    wait_for(lambda: inv.synced and snap(inv).cluster.known, what="sync")
+    cluster.put("resourceclaims", claim("a", "team-a", "gpu-0"))
+    wait_for(lambda: held(inv) == {"gpu-0"}, what="allocation")
+    published = inv._published_at
+    cluster.put("resourceclaims", claim("b", "team-a", "gpu-1"))
+    wait_for(lambda: held(inv) == {"gpu-0", "gpu-1"}, what="second allocation")
+    assert inv._published_at - published >= 0.6
+    assert time.monotonic() - published >= 0.6
