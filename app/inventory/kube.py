@@ -72,14 +72,17 @@ pace is below the debounce and the "now" state follows the cluster within it; th
 matters if publishing ever becomes expensive.  (When every claims-only rebuild re-summed all
 claims, ~0.3–0.4 s, it set the pace: p99 1.65–1.87x the figure without claims at 4x,
 0.92–1.04x at 10x, measured with ``bench_state.py``.)"""
-_CLAIMS_INTERVAL = 3.0
+_CLAIMS_INTERVAL = 10.0
 """Seconds: the least time between two claims-only snapshots.  Not for the publishing itself
 (milliseconds) but for what a new snapshot costs its readers: every "now" answer starts from
-cold caches (candidates, projections and node classes of the new held view: ~0.5 s of CPU over
-the first reviews of the twelve claims of ``bench_state.py`` at 10k devices) and the answer memo
-starts empty (it is keyed by the snapshot).  At one snapshot per 3 s that is a few slow
-reviews in thousands — below the 1 % that would move the p99 — while "now" lags the cluster by
-at most about 3 s, which a warning (CapacityInUse) can afford."""
+cold caches (candidates, projections and node classes of the new held view: ~0.4–0.5 s of CPU
+over the first reviews of the twelve claims of ``bench_state.py`` at 10k devices, in-process on
+an idle core; 2–3x that on a loaded machine) and the answer memo starts empty (it is keyed by
+the snapshot).  Those first reviews are the slow ones: at one client and ~900 reviews/s they
+must stay well below 1 % of the reviews between two snapshots for the p99 to stay put — 12 in
+~8,000 at 10 s; at 3 s they were over 1 % (p99 6.9x the figure without claims, measured).  The
+old pacing (10x a full rebuild of 0.35–1.7 s) gave 3.5–17 s; "now" now lags the cluster by at
+most about 10 s, which a warning (CapacityInUse) can afford."""
 _CLAIMS_PACE_MAX = 30.0
 """Seconds: the longest the "now" state may lag behind the cluster's claims under churn."""
 _JOURNAL_MAX = 100_000
