@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from draguard.inventory import HeldClaim, Inventory
 from draguard.inventory.kube import KubeInventory
 from draguard.inventory.kubeconfig import load_kube_config
@@ -215,9 +216,24 @@ def test_a_watch_event_is_seen_by_the_next_now_check(cluster: FakeCluster, kubec
     assert inv._live is live  # applied event by event: no claim was summed again
 
 
-def test_claim_events_during_a_full_build_are_not_lost(cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread) -> None:
+@pytest.mark.parametrize("journal_max", [100_000, 1])
+def test_claim_events_during_a_full_build_are_not_lost(
+    cluster: FakeCluster, kubeconfig: Path, loop_thread: LoopThread, monkeypatch: Any, journal_max: int
+) -> None:
     """A device change sums every claim again in a worker thread; claim events that arrive while
-    it runs are journaled and applied to its result."""
+    it runs are journaled and applied to its result — or, past the journal's bound, the result is
+    published as it is and another full build follows."""
+    import draguard.inventory.kube as kube
+
+    monkeypatch.setattr(kube, "_JOURNAL_MAX", journal_max)
+    full_builds: list[object] = []
+
+    class Counted(kube.LiveClaims):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            full_builds.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(kube, "LiveClaims", Counted)
     import threading
     import time
 
@@ -243,11 +259,15 @@ def test_claim_events_during_a_full_build_are_not_lost(cluster: FakeCluster, kub
     assert building.wait(10)
     cluster.put("resourceclaims", claim("b", "team-a", "gpu-1"))
     cluster.delete("resourceclaims", "a", "team-a")
-    wait_for(lambda: inv._journal, what="events journaled")
+    wait_for(lambda: inv._journal or inv._journal_broken, what="events journaled")
     time.sleep(0.1)
+    before = len(full_builds)
     release.set()
     wait_for(lambda: held(inv) == {"gpu-1"} and "node-2" in snap(inv).nodes, what="build with the journal applied")
     assert inv._live is not None and inv._journal is None
+    time.sleep(0.2)  # time for a full build too many to show
+    # the journal applied: that build stands; overflowed: one more build from the claims as they are
+    assert len(full_builds) - before == (1 if journal_max > 2 else 2)
 
 
 def test_claims_only_snapshots_are_at_least_an_interval_apart(
