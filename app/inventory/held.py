@@ -24,6 +24,10 @@ now, so their groups are left out.  Two approximations, both only ever missing a
 warning and never denying: ``allocationMode: All`` on the view sees the free devices only
 (upstream fails a node where one of them is held), and a share that omits a capacity without a
 request policy is taken to consume what is left rather than the whole published value.
+
+This module is the definition, computed from scratch (files, one-shot commands, and the oracle
+of the tests); the live inventory keeps the same allocations and view up to date one claim
+event at a time (:mod:`.live`, :mod:`.ledger`, :mod:`.heldview`), equal to what is computed here.
 """
 
 from __future__ import annotations
