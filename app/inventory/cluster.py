@@ -60,7 +60,9 @@ class Allocations:
     counters: Mapping[tuple[str, str], Mapping[tuple[str, str], Quantity]] = field(default_factory=dict)
     """Pool (driver, pool) → (counter set, counter) → consumed by allocated devices."""
     holders: Mapping[int, tuple[ObjectKey, ...]] = field(default_factory=dict)
-    """Device index → the claims that hold (a share of) it."""
+    """Device index → the claims that hold (a share of) it, each once and sorted: an order that
+    does not depend on the order the claims arrived in, so allocations kept up to date event by
+    event (:mod:`.ledger`) equal allocations summed from scratch."""
     unknown: int = 0
     """Allocation results naming a device the snapshot does not have (an older pool generation,
     a slice already gone): they hold nothing the search could use."""

@@ -24,6 +24,10 @@ now, so their groups are left out.  Two approximations, both only ever missing a
 warning and never denying: ``allocationMode: All`` on the view sees the free devices only
 (upstream fails a node where one of them is held), and a share that omits a capacity without a
 request policy is taken to consume what is left rather than the whole published value.
+
+This module is the definition, computed from scratch (files, one-shot commands, and the oracle
+of the tests); the live inventory keeps the same allocations and view up to date one claim
+event at a time (:mod:`.live`, :mod:`.ledger`, :mod:`.heldview`), equal to what is computed here.
 """
 
 from __future__ import annotations
@@ -40,7 +44,10 @@ from .profiles import ProfileIndex
 from .records import DeviceRecord, NodeGroup, PoolKey, PoolRecord
 from .snapshot import Inventory
 
-__all__ = ["carry_cluster", "compute_allocations", "device_index", "held_view", "only_groups", "with_cluster"]
+__all__ = [
+    "capacity_left", "carry_cluster", "compute_allocations", "consumed_signature", "device_index", "held_view", "only_groups", "pool_left",
+    "shared_device", "with_cluster",
+]
 
 
 def device_index(inventory: Inventory) -> Mapping[tuple[str, str, str], int]:
@@ -58,7 +65,7 @@ def compute_allocations(claims: Iterable[HeldClaim], inventory: Inventory) -> Al
     index = device_index(inventory)
     dedicated: set[int] = set()
     consumed: dict[int, dict[str, Quantity]] = {}
-    holders: dict[int, list[ObjectKey]] = defaultdict(list)
+    holders: dict[int, set[ObjectKey]] = defaultdict(set)
     unknown = 0
     allocated = 0
     for claim in claims:
@@ -73,7 +80,7 @@ def compute_allocations(claims: Iterable[HeldClaim], inventory: Inventory) -> Al
             if i is None:
                 unknown += 1
                 continue
-            holders[i].append(key)
+            holders[i].add(key)
             if result.share_id is None:
                 dedicated.add(i)
                 continue
@@ -92,7 +99,7 @@ def compute_allocations(claims: Iterable[HeldClaim], inventory: Inventory) -> Al
             pool[ck] = amount if prior is None else prior.add(amount)
     return Allocations(
         dedicated=frozenset(dedicated), consumed=consumed, counters=counters,
-        holders={i: tuple(v) for i, v in holders.items()}, unknown=unknown, claims=allocated,
+        holders={i: tuple(sorted(v)) for i, v in holders.items()}, unknown=unknown, claims=allocated,
     )
 
 
@@ -145,6 +152,41 @@ def _left(capacity: Mapping[str, object], used: Mapping[str, Quantity]) -> dict[
     return out
 
 
+def consumed_signature(used: Mapping[str, Quantity]) -> tuple[tuple[str, int], ...]:
+    """What a share's consumption looks like to a claim: devices of one profile with equal
+    signatures stay alike in the held view (one new profile id per profile and signature)."""
+    return tuple(sorted((k, q.nanos) for k, q in used.items()))
+
+
+def shared_device(
+    dev: DeviceRecord, used: Mapping[str, Quantity], body: int, shape: int, left: Mapping[str, object] | None = None,
+) -> DeviceRecord:
+    """``dev`` in the held view when shares consume ``used`` of it: the capacity left (``left``
+    when the caller has it already: devices of one body and consumption share it), the published
+    capacity kept for CEL, and the new profile ids ``body`` / ``shape``."""
+    return dataclasses.replace(
+        dev, capacity=left if left is not None else _left(dev.capacity, used), published=dev.capacity,  # type: ignore[arg-type]
+        bare_profile=body, profile=shape,
+    )
+
+
+def capacity_left(dev: DeviceRecord, used: Mapping[str, Quantity]) -> Mapping[str, object]:
+    """The capacity ``dev`` has left when shares consume ``used`` of it."""
+    return _left(dev.capacity, used)
+
+
+def pool_left(pool: PoolRecord, used_counters: Mapping[tuple[str, str], Quantity]) -> PoolRecord:
+    """``pool`` in the held view: its shared counters less what its dedicated devices consume."""
+    sets: dict[str, dict[str, Quantity]] = {}
+    for set_name, counters in pool.counter_sets.items():
+        sets[set_name] = {}
+        for cname, total in counters.items():
+            used_q = used_counters.get((set_name, cname))
+            left = total if used_q is None else total.sub(used_q)
+            sets[set_name][cname] = left if left.nanos >= 0 else Quantity(0)
+    return dataclasses.replace(pool, counter_sets=sets)
+
+
 def held_view(inventory: Inventory) -> Inventory:
     """The snapshot as the allocator sees it today (see the module docstring); ``inventory``
     itself when nothing is held and no potential node would have to be left out."""
@@ -160,26 +202,16 @@ def held_view(inventory: Inventory) -> Inventory:
         dev = devices[i]
         if not used or i in alloc.dedicated:
             continue
-        sig = tuple(sorted((k, q.nanos) for k, q in used.items()))
+        sig = consumed_signature(used)
         body = bodies.setdefault((dev.bare_profile, sig), next_body + len(bodies))
         shape = shapes.setdefault((dev.profile, sig), next_shape + len(shapes))
-        devices[i] = dataclasses.replace(
-            dev, capacity=_left(dev.capacity, used), published=dev.capacity,  # type: ignore[arg-type]
-            bare_profile=body, profile=shape,
-        )
+        devices[i] = shared_device(dev, used, body, shape)
     pools: dict[PoolKey, PoolRecord] = dict(inventory.pools)
     for key, used_counters in alloc.counters.items():
         pool = pools.get(key)
         if pool is None:
             continue
-        sets: dict[str, dict[str, Quantity]] = {}
-        for set_name, counters in pool.counter_sets.items():
-            sets[set_name] = {}
-            for cname, total in counters.items():
-                used_q = used_counters.get((set_name, cname))
-                left = total if used_q is None else total.sub(used_q)
-                sets[set_name][cname] = left if left.nanos >= 0 else Quantity(0)
-        pools[key] = dataclasses.replace(pool, counter_sets=sets)
+        pools[key] = pool_left(pool, used_counters)
     groups: list[NodeGroup] = []
     reached: set[int] = set()
     for group in inventory.groups:

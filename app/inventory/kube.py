@@ -11,6 +11,14 @@ version seen; on ``410 Gone`` (or a malformed stream) relist; on any other error
 jitter and retry.  Raw objects live in a store; after changes a debounced task rebuilds the
 :class:`~app.inventory.Inventory` snapshot in a worker thread and swaps it in with one
 assignment, so readers (review threads) always see a complete snapshot.
+
+ResourceClaims and templates are the exception to "rebuild": each of their watch events is
+applied where it arrives to :class:`~.live.LiveClaims` (what the claim held taken away, what it
+holds now added, the few devices of the held view it touches made again — microseconds), and
+the debounced task only publishes the result (copies, milliseconds).  A full build — every claim
+summed again, in the worker thread — happens when the devices change or the claims are listed
+again (a relist after ``410 Gone``, a first list); events arriving while it runs are kept in a
+bounded journal and applied to its result.
 """
 
 from __future__ import annotations
@@ -28,8 +36,8 @@ import httpx
 from .build import POTENTIAL_ANNOTATION, InventoryBuilder
 from .claims import ClaimReducer
 from .cluster import HeldClaim, ObjectKey
-from .held import with_cluster
 from .kubeconfig import KubeConfig, KubeError, make_client
+from .live import LiveClaims
 from .reflector import (
     Backoff,
     GoneError,
@@ -55,15 +63,31 @@ __all__ = [
 log = logging.getLogger("draguard.inventory")
 
 _CLAIMS_PACE_FACTOR = 10.0
-"""A claims-only rebuild waits this many times the previous build's duration: at most about an
-eleventh of the time goes to re-summing allocations under steady churn.  While a rebuild runs
-it holds the GIL against the event loop (a request waits up to a switch interval, 5 ms, each
-time it needs it), so the share of requests that meet one must stay near 1 % for the review p99
-to stay put: measured with 50,000 claims under 50 re-allocations/s (``bench_state.py``; a
-rebuild ~0.3–0.4 s), p99 1.65–1.87x the figure without claims at 4x, 0.92–1.04x at 10x.  The
-"now" state then lags by a few seconds, which a warning (CapacityInUse) can afford."""
+"""A claims-only publish waits this many times the previous one's duration: at most about an
+eleventh of the time goes to publishing under steady churn.  Publishing runs on the event loop
+and holds the GIL, so the share of requests that meet one must stay near 1 % for the review p99
+to stay put.  Since claim events are applied one by one (:mod:`.live`) a publish costs copies
+of the claims map and of the held view's device list — milliseconds at 50,000 claims — so the
+pace is below the debounce and the "now" state follows the cluster within it; the factor only
+matters if publishing ever becomes expensive.  (When every claims-only rebuild re-summed all
+claims, ~0.3–0.4 s, it set the pace: p99 1.65–1.87x the figure without claims at 4x,
+0.92–1.04x at 10x, measured with ``bench_state.py``.)"""
+_CLAIMS_INTERVAL = 10.0
+"""Seconds: the least time between two claims-only snapshots.  Not for the publishing itself
+(milliseconds) but for what a new snapshot costs its readers: every "now" answer starts from
+cold caches (candidates, projections and node classes of the new held view: ~0.4–0.5 s of CPU
+over the first reviews of the twelve claims of ``bench_state.py`` at 10k devices, in-process on
+an idle core; 2–3x that on a loaded machine) and the answer memo starts empty (it is keyed by
+the snapshot).  Those first reviews are the slow ones: at one client and ~900 reviews/s they
+must stay well below 1 % of the reviews between two snapshots for the p99 to stay put — 12 in
+~8,000 at 10 s; at 3 s they were over 1 % (p99 6.9x the figure without claims, measured).  The
+old pacing (10x a full rebuild of 0.35–1.7 s) gave 3.5–17 s; "now" now lags the cluster by at
+most about 10 s, which a warning (CapacityInUse) can afford."""
 _CLAIMS_PACE_MAX = 30.0
 """Seconds: the longest the "now" state may lag behind the cluster's claims under churn."""
+_JOURNAL_MAX = 100_000
+"""Claim and template events kept while a full build runs in the worker thread (to apply to its
+result); past that many the result is published as it is and another full build follows."""
 
 # ------------------------------------------------------------------ resources
 @dataclass(frozen=True)
@@ -172,11 +196,16 @@ class _Stream:
     last_error: str = ""
 
 
-def _object_key(obj: dict[str, Any]) -> str:
+def _object_key(obj: dict[str, Any], *, held: bool = False) -> str:
+    """The store's key: ``name``, or ``namespace/name``; claims and templates (``held``) always
+    ``namespace/name``, a missing namespace read as ``default`` as their reduction does, so one
+    key of the store is one (namespace, name) of the cluster state."""
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         raise MalformedWatchError("object without metadata.name")
     ns = meta.get("namespace")
+    if held and not (isinstance(ns, str) and ns):
+        ns = "default"
     return f"{ns}/{meta['name']}" if isinstance(ns, str) and ns else str(meta["name"])
 
 
@@ -209,6 +238,7 @@ class KubeInventory:
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
+        claims_interval: float = _CLAIMS_INTERVAL,
     ) -> None:
         self.config = config
         self._streams = {r.name: _Stream(r) for r in resources}
@@ -218,6 +248,9 @@ class KubeInventory:
         self._debounce = debounce
         self._claims_pace = 0.0
         """How long a claims-only rebuild waits after the previous build (see :meth:`_rebuild_loop`)."""
+        self._claims_interval = claims_interval
+        self._published_at = -claims_interval
+        """When the last snapshot was published (``time.monotonic``)."""
         self._stale_after = stale_after
         self._page_size = page_size
         self._watch_timeout = watch_timeout
@@ -227,6 +260,11 @@ class KubeInventory:
         self._snapshot_complete = False  # built after every resource had listed once
         self._base: Inventory | None = None  # the last snapshot built from devices, before claims
         self._devices_dirty = True
+        self._live: LiveClaims | None = None
+        """Claims and templates over ``_base``, kept current event by event; None: a full build is due."""
+        self._journal: list[tuple[str, Any, Any]] | None = None
+        """While a full build runs: the claim and template events since it took its copy."""
+        self._journal_broken = False
         self._reducer = ClaimReducer()
         self._dirty: asyncio.Event | None = None
         self.restarts = 0
@@ -288,16 +326,6 @@ class KubeInventory:
         objects); claims and templates are kept reduced and are in the snapshot's ``cluster``."""
         return [o for s in self._streams.values() if not s.resource.held for o in list(s.objects.values())]
 
-    def _cluster_parts(self) -> tuple[dict[ObjectKey, HeldClaim], dict[ObjectKey, object]]:
-        claims: dict[ObjectKey, HeldClaim] = {}
-        templates: dict[ObjectKey, object] = {}
-        for s in self._streams.values():
-            if s.resource.held == "claim":
-                claims.update(((c.namespace, c.name), c) for c in list(s.objects.values()))
-            elif s.resource.held == "template":
-                templates.update(list(s.objects.values()))
-        return claims, templates
-
     def status(self) -> dict[str, Any]:
         return {
             "source": "kube",
@@ -338,55 +366,128 @@ class KubeInventory:
             stream.objects[key] = stream.resource.keep(obj)
             return
         reduced: Any = self._reducer.claim(obj) if held == "claim" else self._reducer.template(obj)
-        if reduced is None:
-            stream.objects.pop(key, None)
-        else:
+        old = stream.objects.pop(key, None) if reduced is None else stream.objects.get(key)
+        if reduced is not None:
             stream.objects[key] = reduced
+        self._held_event(held, old, reduced)
 
-    def _assemble(self, objects: list[dict[str, Any]] | None) -> Inventory:
-        """The next snapshot: devices rebuilt only when ``objects`` (they changed) are given;
-        claims and templates attached on top (in a worker thread)."""
+    def _held_event(self, held: str, old: Any, new: Any) -> None:
+        """A claim or template changed (``new`` None: gone): applied to the live claims at once,
+        or kept for the full build under way."""
+        if old is None and new is None:
+            return
+        if self._journal is not None:
+            if len(self._journal) < _JOURNAL_MAX:
+                self._journal.append((held, old, new))
+            else:
+                self._journal_broken = True
+        elif self._live is not None:
+            _replay(self._live, held, old, new)
+
+    def _held_listed(self) -> None:
+        """Claims or templates listed again (the set replaced wholesale): a full build is due."""
+        self._live = None
+        if self._journal is not None:
+            self._journal_broken = True
+
+    def _assemble(self, objects: list[dict[str, Any]] | None, held: list[tuple[str, list[Any]]] | None,
+                  known: bool) -> tuple[Inventory, LiveClaims | None]:
+        """A full build (in a worker thread): devices rebuilt only when ``objects`` (they changed)
+        are given; every claim summed over them when ``held`` (the claim and template streams'
+        objects, copied on the event loop) is given.  The live claims' first snapshot, with its
+        held view, is made here so no review pays for it."""
         base = self._base
         if objects is not None or base is None:
             base = self._build(objects if objects is not None else self.objects())
-            self._base = base
-        if not any(s.resource.held and s.listed for s in self._streams.values()):
-            return base  # claims not listed yet (or not watched): the cluster's claims are not known
-        claims, templates = self._cluster_parts()
-        snapshot = with_cluster(base, claims, templates, known=self.claims_known)
-        snapshot.held_view()  # built here, in the worker thread, so no review pays for it
-        return snapshot
+        if held is None:
+            return base, None  # claims not listed yet (or not watched): the cluster's claims are not known
+        claims: dict[ObjectKey, HeldClaim] = {}
+        templates: dict[ObjectKey, Any] = {}
+        for kind, values in held:
+            if kind == "claim":
+                claims.update(((c.namespace, c.name), c) for c in values)
+            else:
+                templates.update(values)
+        live = LiveClaims(base, claims, templates, known=known)
+        live.snapshot()
+        return base, live
+
+    async def _full_build(self) -> Inventory:
+        """Devices (when they changed) and every claim, in the worker thread; claim events that
+        arrive meanwhile are journaled and applied to the result here, on the event loop."""
+        objects = self.objects() if self._devices_dirty or self._base is None else None
+        self._devices_dirty = False
+        held_streams = [s for s in self._streams.values() if s.resource.held]
+        held = [(s.resource.held, list(s.objects.values())) for s in held_streams] if any(s.listed for s in held_streams) else None
+        self._journal, self._journal_broken = [], False
+        try:
+            base, live = await asyncio.to_thread(self._assemble, objects, held, self.claims_known)
+        except BaseException:
+            if objects is not None:
+                self._devices_dirty = True
+            raise
+        finally:
+            journal, self._journal = self._journal, None
+        self._base = base
+        if live is None:
+            self._live = None
+            return base
+        if self._journal_broken:  # a relist or a flood meanwhile: publish this, build again
+            self._live = None
+            assert self._dirty is not None
+            self._dirty.set()
+            return live.snapshot()
+        for held_kind, old, new in journal:
+            _replay(live, held_kind, old, new)
+        live.set_known(self.claims_known)
+        self._live = live
+        return live.snapshot()
 
     async def _rebuild_loop(self) -> None:
         assert self._dirty is not None
         while True:
             await self._dirty.wait()
             await asyncio.sleep(self._debounce)  # coalesce bursts of events into one build
-            if not self._devices_dirty and self._base is not None and self._claims_pace > self._debounce:
-                # Only claims changed (allocation churn): pace these rebuilds by their own cost so
-                # that summing tens of thousands of claims never takes more than about a fifth of
-                # the process from the reviews (they share the GIL).  Allocations are "now" data
-                # behind a warning (CapacityInUse), never behind a denial: seconds of lag are fine.
-                await asyncio.sleep(self._claims_pace - self._debounce)
+            if self._claims_only():
+                # Only claims changed (allocation churn): pace the publishes by their own cost so
+                # that they never take more than about an eleventh of the process from the reviews
+                # (they share the GIL), and by what a new snapshot costs its readers
+                # (_CLAIMS_INTERVAL).  Allocations are "now" data behind a warning
+                # (CapacityInUse), never behind a denial: seconds of lag are fine.
+                since = time.monotonic() - self._published_at
+                wait = max(self._claims_pace - self._debounce, self._claims_interval - since)
+                if wait > 0:
+                    await asyncio.sleep(wait)
             self._dirty.clear()
             complete = all(s.listed for s in self._streams.values() if not s.resource.held)
-            objects = self.objects() if self._devices_dirty or self._base is None else None
-            self._devices_dirty = False
             started = time.monotonic()
+            claims_only = self._claims_only()
             try:
-                snapshot = await asyncio.to_thread(self._assemble, objects)
+                if claims_only:
+                    snapshot = self._live.snapshot() if self._live is not None else self._base
+                    assert snapshot is not None
+                else:
+                    snapshot = await self._full_build()
             except Exception as exc:  # a bad object must not kill the watcher
-                if objects is not None:
-                    self._devices_dirty = True
+                self._live = None  # whatever failed, the next round builds everything again
                 self.build_error = f"{type(exc).__name__}: {exc}"
                 log.error(json.dumps({"msg": "inventory build failed", "error": self.build_error}))
                 continue
             self.build_error = ""
-            self._claims_pace = min(_CLAIMS_PACE_MAX, _CLAIMS_PACE_FACTOR * (time.monotonic() - started))
+            if claims_only:
+                self._claims_pace = min(_CLAIMS_PACE_MAX, _CLAIMS_PACE_FACTOR * (time.monotonic() - started))
             self._snapshot = snapshot  # one reference assignment: readers see old or new
+            self._published_at = time.monotonic()
             self.builds += 1
             if complete:
                 self._snapshot_complete = True
+
+    def _claims_only(self) -> bool:
+        """Whether the next snapshot is only the live claims published again: the devices did not
+        change, and the claims are either kept live or not listed at all."""
+        if self._devices_dirty or self._base is None:
+            return False
+        return self._live is not None or not any(s.resource.held and s.listed for s in self._streams.values())
 
     async def _reflect(self, client: httpx.AsyncClient, stream: _Stream) -> None:
         backoff = Backoff(*self._backoff)
@@ -422,7 +523,7 @@ class KubeInventory:
 
         def keep(item: dict[str, Any]) -> None:
             resource.restore_kind(item)
-            key = _object_key(item)
+            key = _object_key(item, held=bool(resource.held))
             if resource.held:
                 reduced: Any = self._reducer.claim(item) if resource.held == "claim" else self._reducer.template(item)
                 if reduced is not None:
@@ -433,6 +534,8 @@ class KubeInventory:
         rv = await list_pages(client, resource.path, page_size=self._page_size, what=resource.name, keep=keep,
                               headers={"Accept": resource.accept(watch=False)})
         stream.objects = objects  # replace wholesale: deletions during a gap disappear too
+        if resource.held:
+            self._held_listed()
         stream.resource_version = rv
         stream.listed = True
         self._note_contact(stream)
@@ -455,15 +558,31 @@ class KubeInventory:
                 stream.resource_version = rv
             self._note_contact(stream)
             return
-        key = _object_key(obj)
+        key = _object_key(obj, held=bool(stream.resource.held))
         if etype in ("ADDED", "MODIFIED"):
             stream.resource.restore_kind(obj)
             self._keep(stream, key, obj)
         elif etype == "DELETED":
-            stream.objects.pop(key, None)
+            old = stream.objects.pop(key, None)
+            if stream.resource.held:
+                self._held_event(stream.resource.held, old, None)
         else:
             raise MalformedWatchError(f"unknown watch event type {etype!r}")
         if rv:
             stream.resource_version = rv
         self._note_contact(stream)
         self._changed(stream)
+
+
+def _replay(live: LiveClaims, held: str, old: Any, new: Any) -> None:
+    """Apply one claim (:class:`HeldClaim`) or template (``(key, spec)``) event to ``live``: one
+    store key is one (namespace, name), so ``old`` and ``new`` share it."""
+    if held == "claim":
+        if new is not None:
+            live.put((new.namespace, new.name), new)
+        else:
+            live.delete((old.namespace, old.name))
+    elif new is not None:
+        live.put_template(*new)
+    else:
+        live.delete_template(old[0])

@@ -45,7 +45,8 @@ class Running:
 def start(kubeconfig: Path, loop_thread: LoopThread) -> Iterator[Any]:
     def _start(settings: AuditSettings = SETTINGS) -> Running:
         config = load_kube_config(kubeconfig)
-        inventory = KubeInventory(config, debounce=0.02, backoff_initial=0.02, backoff_max=0.1)
+        # claims_interval 0: claim changes published at once (the 10 s default spares reviews under churn)
+        inventory = KubeInventory(config, debounce=0.02, backoff_initial=0.02, backoff_max=0.1, claims_interval=0.0)
         auditor = Auditor(inventory, AuditObjects(config, backoff=(0.02, 0.1), refused_retry=0.2), config, settings)
         loop_thread.submit(inventory.run())
         loop_thread.submit(auditor.run())
@@ -177,7 +178,7 @@ def test_one_writer_among_replicas_and_failover_keeps_reports(
     seed(cluster)
     cluster.delete("resourceslices", "big-gpus")
     config = load_kube_config(kubeconfig)
-    inventory = KubeInventory(config, debounce=0.02)
+    inventory = KubeInventory(config, debounce=0.02, claims_interval=0.0)
     first_loop, second_loop, inv_loop = LoopThread(), LoopThread(), LoopThread()
     try:
         inv_loop.submit(inventory.run())
