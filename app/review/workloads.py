@@ -15,7 +15,7 @@ Other pods are skipped as before: draguard has nothing to say about them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,15 +85,40 @@ class ClaimIndex:
     @classmethod
     def build(cls, files_claims: Mapping[ObjectKey, KnownClaim], files_templates: Mapping[ObjectKey, KnownClaim],
               cluster: ClusterState, *, lint: bool) -> ClaimIndex:
-        claims: dict[ObjectKey, KnownClaim] = {
-            key: KnownClaim(held.spec, held.allocation) for key, held in cluster.claims.items()
-        }
-        templates: dict[ObjectKey, KnownClaim] = {key: KnownClaim(spec) for key, spec in cluster.templates.items()}
-        claims.update(files_claims)  # the files describe what is about to be applied
-        templates.update(files_templates)
+        # the files describe what is about to be applied: they win over the cluster's objects
+        claims = _FilesOverCluster(files_claims, cluster.claims, lambda held: KnownClaim(held.spec, held.allocation))
+        templates = _FilesOverCluster(files_templates, cluster.templates, KnownClaim)
         if lint:
             return cls(claims, templates, True, "the linted files or the inventory")
         return cls(claims, templates, cluster.known, "the cluster")
+
+
+class _FilesOverCluster(Mapping[ObjectKey, KnownClaim]):
+    """The files' claims (or templates) over the cluster's, each cluster entry made on lookup.
+
+    Why not one merged dict: at the webhook every Pod or workload review builds an index, and with
+    ``serve --kube`` the cluster holds tens of thousands of claims — copying them all for the one
+    to three a pod names was O(claims) of every review.  Lookups are all the index is used for.
+    """
+
+    __slots__ = ("_cluster", "_files", "_known")
+
+    def __init__(self, files: Mapping[ObjectKey, KnownClaim], cluster: Mapping[ObjectKey, Any],
+                 known: Callable[[Any], KnownClaim]) -> None:
+        self._files, self._cluster, self._known = files, cluster, known
+
+    def __getitem__(self, key: ObjectKey) -> KnownClaim:
+        found = self._files.get(key)
+        if found is not None:
+            return found
+        return self._known(self._cluster[key])  # KeyError when in neither: Mapping.get says None
+
+    def __iter__(self) -> Iterator[ObjectKey]:
+        yield from self._files
+        yield from (key for key in self._cluster if key not in self._files)
+
+    def __len__(self) -> int:
+        return len(self._files) + sum(1 for key in self._cluster if key not in self._files)
 
 
 @dataclass(frozen=True, slots=True)
