@@ -68,6 +68,7 @@ from ..satisfy import (
     sound_for_target,
 )
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
+from . import podrecord
 from .mutate import default_fill_patch
 from .workloads import (
     ClaimIndex,
@@ -598,8 +599,20 @@ def _workload_review(
         return None
     review = ObjectReview(ref=ref)
     review.findings.extend(_workload_findings(doc, ref, workload, options))
+    static = tuple(review.findings)
     review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options))
+    podrecord.add_static(doc, static)
     return review
+
+
+def plain_pod_findings(check: podrecord.PodCheck, options: ReviewOptions) -> list[Finding]:
+    """A plain Pod's findings from its (new) engine answers, as :func:`_workload_review` makes them:
+    those made without the inventory's devices, then one per verdict note and capacity note (a Pod's
+    notes are not reworded: only a workload's are, :func:`_workload_satisfiability`)."""
+    if check.doc is None:
+        raise ValueError("a PodCheck the pipeline did not complete")
+    ref = _ref(check.doc)
+    return [*check.static, *(_note_finding(check.doc, ref, n, options) for n in (*check.notes, *check.capacity))]
 
 
 def _workload_findings(doc: Document, ref: ObjectRef, workload: WorkloadReview, options: ReviewOptions) -> list[Finding]:
@@ -636,6 +649,7 @@ def _workload_satisfiability(
     read, only a proof made without it stands (more claims can only make it harder), and no
     replica count is made.
     """
+    podrecord.record(id(doc), None)  # replaced below when the pod is plain (podrecord's docstring)
     checkable = [t for t in workload.templates if t.valid]
     if inventory is None or not checkable:
         return []
@@ -662,12 +676,22 @@ def _workload_satisfiability(
                                        f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                                        None, Severity.WARNING, fail_open=exc.where)], None)
         notes = list(verdict.notes)
-        if workload.is_pod and not t.unknown and not t.unresolved and _pending(doc):
+        now_asked = workload.is_pod and not t.unknown and not t.unresolved and _pending(doc)
+        capacity: list[Note] = []
+        if now_asked:
             try:  # "not now" is only a hint: without time for it, an info note marked fail_open
-                notes += pod_capacity_in_use(request, inventory, verdict, namespace=ref.namespace or "default",
-                                             budget=budget, target=options.target)
+                capacity = pod_capacity_in_use(request, inventory, verdict, namespace=ref.namespace or "default",
+                                               budget=budget, target=options.target)
             except BudgetExceeded as exc:
-                notes.append(now_not_checked(exc.where))
+                capacity = [now_not_checked(exc.where)]
+            notes += capacity
+        if (podrecord.active() and workload.is_pod and len(workload.templates) == 1 and not t.unknown
+                and not t.unresolved and not t.template.per_node
+                and podrecord.plain_notes(tuple(notes))):
+            # the pod's findings below are its verdict's notes and its capacity notes, nothing else
+            podrecord.record(id(doc), podrecord.PodCheck(
+                request, podrecord.written(request), ref.namespace or "default", now_asked, verdict.satisfiable,
+                tuple(verdict.notes), tuple(capacity)))
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
                               f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "

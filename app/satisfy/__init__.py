@@ -28,7 +28,7 @@ from .pod import (
     PodVerdict,
     ReplicaCount,
 )
-from .podcheck import check_pod
+from .podcheck import check_pod, claims_key
 from .replicas import count_replicas
 from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 from .versions import sound_for_target
@@ -52,6 +52,7 @@ __all__ = [
     "capacity_in_use",
     "check_claim_spec",
     "check_pod",
+    "claims_key",
     "class_usage",
     "count_replicas",
     "held_figures",

@@ -1,0 +1,133 @@
+"""What a plain Pod's satisfiability findings were made of, so that a caller reviewing the same pod
+again on a new snapshot (the audit) re-decides only the part the snapshot can change.
+
+Why: a Pod's review is decoding, validation, resolving its claims and templates — none of which reads
+the devices — and then two questions of the engine: could it ever run (:func:`check_pod`) and does
+it fit now (:func:`pod_capacity_in_use`).  Its findings are a function of the pod's content, of the
+few parts of the inventory the first steps read (:func:`reads_alike`), and of those two answers.
+So when a ResourceSlice changes, the audit asks the two questions again of the request it kept
+(cheap: the engine remembers a verdict per claims and placement effect on the snapshot, shared by
+every pod that asks alike) and, when both answers are equal to the kept ones, the pod's findings are
+the ones it had — exactly what a review from scratch gives.  When an answer differs, or cannot be
+had (a deadline), the pod goes through the whole pipeline again.
+
+"Plain" (:func:`plain`) is the case the audit meets 10,000 times: a pending Pod with one pod spec whose
+claims all resolved and whose checks ran to the end.  Anything else — a workload (replica counts),
+a claim that could not be read, an answer cut short — is not recorded, and is reviewed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+
+from ..inventory import Inventory
+from ..k8s import Budget, BudgetExceeded, Document, Finding, Note, Target, current_budget
+from ..satisfy import PodRequest, check_pod, claims_key, pod_capacity_in_use
+from .workloads import extended_resource_names
+
+__all__ = ["PodCheck", "reads_alike", "recheck", "record", "recording"]
+
+
+@dataclass(frozen=True, slots=True)
+class PodCheck:
+    """One plain Pod's two engine answers on one snapshot, with what asking them again needs."""
+
+    request: PodRequest
+    claims_text: str | None
+    """:func:`claims_key` of ``request``, written out once."""
+    namespace: str
+    now: bool
+    """Whether "does it fit now?" was asked (a pending pod whose claims all resolved)."""
+    satisfiable: bool | None
+    notes: tuple[Note, ...]
+    """The verdict's notes (:class:`PodVerdict`)."""
+    capacity: tuple[Note, ...]
+    """``CapacityInUse`` notes (empty when not asked or nothing to say)."""
+    doc: Document | None = field(default=None, compare=False)
+    """The reviewed document, and below the findings made without the inventory's devices (decoding,
+    validation, references): with new answers, the pod's findings are these and one per note
+    (:func:`~app.review.pipeline.plain_pod_findings`), without the pipeline's other steps."""
+    static: tuple[Finding, ...] = field(default=(), compare=False)
+
+
+_LOG: ContextVar[dict[int, PodCheck | None] | None] = ContextVar("draguard_pod_checks", default=None)
+
+
+@contextmanager
+def recording() -> Iterator[dict[int, PodCheck | None]]:
+    """While inside, the pipeline records per reviewed Pod document (by ``id`` of its
+    :class:`~app.k8s.Document`) its :class:`PodCheck`, or None when it is not plain."""
+    log: dict[int, PodCheck | None] = {}
+    token = _LOG.set(log)
+    try:
+        yield log
+    finally:
+        _LOG.reset(token)
+
+
+def active() -> bool:
+    """Whether a caller records (the pipeline writes out a request's claims only then)."""
+    return _LOG.get() is not None
+
+
+def record(doc_id: int, check: PodCheck | None) -> None:
+    """The pipeline's side: what the pod's findings were made of (None: not plain)."""
+    log = _LOG.get()
+    if log is not None:
+        log[doc_id] = check
+
+
+def add_static(doc: Document, static: tuple[Finding, ...]) -> None:
+    """The pipeline's side, once the pod's findings are made: those made before its answers."""
+    log = _LOG.get()
+    check = log.get(id(doc)) if log is not None else None
+    if log is not None and check is not None:
+        log[id(doc)] = replace(check, doc=doc, static=static)
+
+
+def plain_notes(notes: tuple[Note, ...]) -> bool:
+    """No note was cut short by a deadline (such an answer is not the snapshot's own)."""
+    return not any(n.fail_open for n in notes)
+
+
+def recheck(check: PodCheck, inventory: Inventory, *, deadline_seconds: float | None, strict: bool,
+            target: Target) -> PodCheck | None:
+    """The two answers of ``check``'s request on ``inventory``, asked as the pipeline asks them
+    (one budget for both, :func:`~app.review.pipeline._review_budget`'s); None when the budget ran
+    out or an answer was cut short — the caller then reviews the pod in full."""
+    budget = Budget.within(deadline_seconds, current_budget())
+    try:
+        verdict = check_pod(check.request, inventory, budget=budget, strict=strict, target=target,
+                            claims_text=check.claims_text)
+        notes = tuple(verdict.notes)
+        capacity: tuple[Note, ...] = ()
+        if check.now:
+            capacity = tuple(pod_capacity_in_use(check.request, inventory, verdict, namespace=check.namespace,
+                                                 budget=budget, target=target))
+    except BudgetExceeded:
+        return None
+    if not plain_notes(notes) or not plain_notes(capacity):
+        return None
+    return replace(check, satisfiable=verdict.satisfiable, notes=notes, capacity=capacity)
+
+
+def reads_alike(old: Inventory, new: Inventory) -> bool:
+    """Whether a Pod's review reads the same of ``old`` and ``new`` outside its two engine answers:
+    the extended resource names DeviceClasses declare (which container resources are DRA's) and the
+    cluster's claims and templates (what the pod's references resolve to).  Devices, pools, nodes,
+    class selectors and allocations are read only by the two answers, which :func:`recheck` asks
+    again."""
+    if old is new:
+        return True
+    a, b = old.cluster, new.cluster
+    if a is not b and (a.known != b.known or a.templates != b.templates or a.claims != b.claims):
+        return False
+    return extended_resource_names(old.classes.values()) == extended_resource_names(new.classes.values())
+
+
+def written(request: PodRequest) -> str | None:
+    """:func:`claims_key` of ``request`` (what :class:`PodCheck` keeps)."""
+    return claims_key(request)
