@@ -68,7 +68,7 @@ from ..satisfy import (
     sound_for_target,
 )
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
-from . import podrecord
+from . import rechecks
 from .mutate import default_fill_patch
 from .workloads import (
     ClaimIndex,
@@ -404,13 +404,29 @@ def _satisfiability(
                       f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                       None, Severity.WARNING, fail_open=exc.where)]
     notes = sound_for_target(notes, spec, options.target)
-    if not _allocated(doc, ref, inventory):
+    now_asked = not _allocated(doc, ref, inventory)
+    if now_asked:  # (without a budget running out, these steps are rechecks.claim_notes)
         try:  # "not now" is only a hint: without time for it, an info note marked fail_open
             notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=ref.namespace or "default",
                                      budget=budget)
         except BudgetExceeded as exc:
             notes.append(now_not_checked(exc.where))
+    if rechecks.active() and not (options.mutate or options.show_mutations) and rechecks.plain_notes(tuple(notes)):
+        rechecks.record(id(doc), rechecks.ClaimCheck(spec, base, ref.namespace or "default", now_asked, tuple(notes),
+                                                     doc, tuple(checked.review.findings)))
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
+
+
+def remade_findings(check: rechecks.Check, options: ReviewOptions) -> list[Finding]:
+    """An object's findings from its (new) engine answers, as the pipeline makes them: those made
+    without the inventory's devices, then one per note — for a claim or template
+    (:func:`_satisfiability`), and for a plain Pod (:func:`_workload_review`; a Pod's notes are not
+    reworded: only a workload's are, :func:`_workload_satisfiability`)."""
+    if check.doc is None:
+        raise ValueError("a check the pipeline did not complete")
+    notes = check.notes if isinstance(check, rechecks.ClaimCheck) else (*check.notes, *check.capacity)
+    ref = _ref(check.doc)
+    return [*check.static, *(_note_finding(check.doc, ref, n, options) for n in notes)]
 
 
 def _allocated(doc: Document, ref: ObjectRef, inventory: Inventory) -> bool:
@@ -601,18 +617,8 @@ def _workload_review(
     review.findings.extend(_workload_findings(doc, ref, workload, options))
     static = tuple(review.findings)
     review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options))
-    podrecord.add_static(doc, static)
+    rechecks.add_static(doc, static)
     return review
-
-
-def plain_pod_findings(check: podrecord.PodCheck, options: ReviewOptions) -> list[Finding]:
-    """A plain Pod's findings from its (new) engine answers, as :func:`_workload_review` makes them:
-    those made without the inventory's devices, then one per verdict note and capacity note (a Pod's
-    notes are not reworded: only a workload's are, :func:`_workload_satisfiability`)."""
-    if check.doc is None:
-        raise ValueError("a PodCheck the pipeline did not complete")
-    ref = _ref(check.doc)
-    return [*check.static, *(_note_finding(check.doc, ref, n, options) for n in (*check.notes, *check.capacity))]
 
 
 def _workload_findings(doc: Document, ref: ObjectRef, workload: WorkloadReview, options: ReviewOptions) -> list[Finding]:
@@ -649,7 +655,7 @@ def _workload_satisfiability(
     read, only a proof made without it stands (more claims can only make it harder), and no
     replica count is made.
     """
-    podrecord.record(id(doc), None)  # replaced below when the pod is plain (podrecord's docstring)
+    rechecks.record(id(doc), None)  # replaced below when the pod is plain (the rechecks module's docstring)
     checkable = [t for t in workload.templates if t.valid]
     if inventory is None or not checkable:
         return []
@@ -685,12 +691,12 @@ def _workload_satisfiability(
             except BudgetExceeded as exc:
                 capacity = [now_not_checked(exc.where)]
             notes += capacity
-        if (podrecord.active() and workload.is_pod and len(workload.templates) == 1 and not t.unknown
+        if (rechecks.active() and workload.is_pod and len(workload.templates) == 1 and not t.unknown
                 and not t.unresolved and not t.template.per_node
-                and podrecord.plain_notes(tuple(notes))):
+                and rechecks.plain_notes(tuple(notes))):
             # the pod's findings below are its verdict's notes and its capacity notes, nothing else
-            podrecord.record(id(doc), podrecord.PodCheck(
-                request, podrecord.written(request), ref.namespace or "default", now_asked, verdict.satisfiable,
+            rechecks.record(id(doc), rechecks.PodCheck(
+                request, rechecks.written(request), ref.namespace or "default", now_asked, verdict.satisfiable,
                 tuple(verdict.notes), tuple(capacity)))
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,

@@ -27,18 +27,23 @@ reviews.
 
 Why a new snapshot (a ResourceSlice changed) does not cost every distinct content a review: a
 plain pending Pod's findings are made of its content, of what its claims resolve to, and of two
-engine answers — could it ever run, does it fit now (:mod:`app.review.podrecord`).  The engine
-keeps, per content, those answers and the request they were asked of (a :class:`PodCheck`); on a
-new snapshot that reads alike outside the two answers (:func:`reads_alike`: the same claims,
-templates and extended resource names) it asks them again of the kept request — the engine's own
-memory serves every pod with the same claims and the same placement effect at once — and keeps the
-pod's findings when both answers are equal, which is exactly what a review from scratch would
-give.  When an answer changed, the pod's findings are made again from the new answers and the
-findings that never read the devices (:func:`plain_pod_findings`, the pipeline's own last step).
-A pod whose answers could not be had in time, or that shares another namespace's clean answer and
-is not clean any more, goes through the pipeline again; so do templates, claims, workloads and class
-probes (their reviews are one per distinct spec, not per pod).  Memory: one :class:`PodCheck` per
-audited content of the last pass, dropped with it.
+engine answers — could it ever run, does it fit now; a claim's, a template's or a class probe's of
+its spec and the same two questions asked of the spec (:mod:`app.review.rechecks`).  The engine
+keeps, per content, those answers and the request or spec they were asked of (a :class:`Check`);
+on a new snapshot that reads alike outside the two answers (:func:`reads_alike`: the same cluster
+claims and templates, the same extended resource names) it asks them again of what it kept — the
+engine's own memory serves every pod with the same claims and the same placement effect, and every
+equal spec, at once — and keeps the findings when both answers are equal, which is exactly what a
+review from scratch would give.  When an answer changed, the findings are made again from the new
+answers and the findings that never read the devices (:func:`remade_findings`, the pipeline's own
+last step).  A content whose answers could not be had in time, or that shares another namespace's
+clean answer and is not clean any more, goes through the pipeline again; so do workloads (replica
+counts) and pods the engine could not fully read.  Why this and not per-class answers carried by
+content keys: the per-class searches are already shared by every pod with the same claims within a
+snapshot; what a new snapshot cost was each pod's pipeline (decoding, validation, resolving, the
+walk over ~20 node classes), and that is what is skipped.  Memory: one :class:`Check` per audited
+content of the last pass (the kept request or spec, its notes and the findings made before them),
+dropped with it.
 """
 
 from __future__ import annotations
@@ -53,8 +58,8 @@ from typing import Any
 from ...inventory import Inventory
 from ...k8s import Document, Finding, Reason, Severity, find_pod_templates, workload_kind_for
 from ...review import ReviewOptions, review_documents
-from ...review.pipeline import plain_pod_findings
-from ...review.podrecord import PodCheck, reads_alike, recheck, recording
+from ...review.pipeline import remade_findings
+from ...review.rechecks import Check, reads_alike, recheck, recording
 
 __all__ = ["AuditEngine", "AuditFinding", "AuditResult", "Subject", "audited"]
 
@@ -232,7 +237,7 @@ class AuditEngine:
         """Namespace-free contents whose review had nothing to say against ``_clean_snapshot`` → the
         content key that was reviewed for them."""
         self._clean_snapshot: Inventory | None = None
-        self._checks: dict[Any, tuple[PodCheck, bool]] = {}
+        self._checks: dict[Any, tuple[Check, bool]] = {}
         """Content key → the engine answers its findings were made of, on ``_checks_snapshot``, and
         whether they are its own (False: a clean answer shared from another namespace's review).
         Plain Pods only; bounded like ``_answers``: the contents of the last pass."""
@@ -300,7 +305,7 @@ class AuditEngine:
     def _carry(self, stale: list[Any], inventory: Inventory | None, result: AuditResult) -> set[Any]:
         """The stale contents answered on ``inventory`` from their kept engine answers, asked again
         on it (module docstring): kept when equal, made again from the new answers when not.  Each
-        distinct :class:`PodCheck` is asked once (contents sharing a clean answer share their
+        distinct :class:`Check` is asked once (contents sharing a clean answer share their
         representative's; when it is not clean any more, they are reviewed: the findings would
         name the representative's namespace)."""
         before = self._checks_snapshot
@@ -308,7 +313,7 @@ class AuditEngine:
             self._checks = {}
             return set()
         done: set[Any] = set()
-        asked: dict[int, PodCheck | None] = {}
+        asked: dict[int, Check | None] = {}
         options = self.options
         for key in stale:
             kept = self._checks.get(key)
@@ -325,7 +330,7 @@ class AuditEngine:
                 self._answers[key] = _Answer(inventory, answer.findings)
                 result.carried += 1
             elif again is not None and own and again.doc is not None:
-                found = tuple(f for f in plain_pod_findings(again, options) if f.severity is not Severity.INFO)
+                found = tuple(f for f in remade_findings(again, options) if f.severity is not Severity.INFO)
                 self._answers[key] = _Answer(inventory, found)
                 self._checks[key] = (again, True)
                 result.redecided += 1

@@ -3,7 +3,7 @@ from-scratch pass's: a differential test over random series of inventory changes
 verdict a slice change flips both ways through the engine that carries its answers.
 
 Why differential: the incremental pass keeps a pod's findings when its engine answers, asked again,
-are equal, and remakes them from new answers otherwise (``app/review/podrecord.py``).  A stale "fits"
+are equal, and remakes them from new answers otherwise (``app/review/rechecks.py``).  A stale "fits"
 or a stale "never fits" is a bug, so each step compares every finding — reason, severity, field and
 the whole message — with a fresh engine's on the same snapshot.  The two engines get two snapshots
 built from the same objects, so the fresh one shares nothing the incremental one remembered.
@@ -234,10 +234,11 @@ def test_a_slice_change_flips_a_pods_verdict_both_ways_through_the_carried_answe
     rejected = eng.evaluate(audited, snapshot(_big(1), audited))  # one left: never fits
     pod = [f for f in rejected.findings if f.subject.kind == "Pod"]
     assert [(f.reason, f.severity.value) for f in pod] == [("Unsatisfiable", "error")]
-    assert rejected.redecided == 1  # made from the pod's new answers, not a new review
+    # the pod's and the template's findings made from their new answers, not from a new review
+    assert (rejected.reviewed, rejected.redecided) == (0, 2)
     assert findings(rejected) == findings(engine().evaluate(audited, snapshot(_big(1), audited)))
     accepted = eng.evaluate(audited, snapshot(_big(2), audited))  # the device is back: fits again
     assert [f for f in accepted.findings if f.subject.kind == "Pod"] == []
-    assert accepted.redecided == 1
+    assert (accepted.reviewed, accepted.redecided) == (0, 2)
     kept = eng.evaluate(audited, snapshot(_big(3), audited))  # a third device: still fits, answer kept
-    assert kept.carried == 1 and findings(kept) == []
+    assert (kept.reviewed, kept.redecided, kept.carried) == (0, 0, 3) and findings(kept) == []  # pod, template, class

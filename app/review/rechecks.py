@@ -1,5 +1,6 @@
-"""What a plain Pod's satisfiability findings were made of, so that a caller reviewing the same pod
-again on a new snapshot (the audit) re-decides only the part the snapshot can change.
+"""What a plain Pod's — or claim's, or template's — satisfiability findings were made of, so that a
+caller reviewing the same object again on a new snapshot (the audit) re-decides only the part the
+snapshot can change.
 
 Why: a Pod's review is decoding, validation, resolving its claims and templates — none of which reads
 the devices — and then two questions of the engine: could it ever run (:func:`check_pod`) and does
@@ -11,9 +12,13 @@ every pod that asks alike) and, when both answers are equal to the kept ones, th
 the ones it had — exactly what a review from scratch gives.  When an answer differs, or cannot be
 had (a deadline), the pod goes through the whole pipeline again.
 
-"Plain" (:func:`plain`) is the case the audit meets 10,000 times: a pending Pod with one pod spec whose
-claims all resolved and whose checks ran to the end.  Anything else — a workload (replica counts),
-a claim that could not be read, an answer cut short — is not recorded, and is reviewed again.
+A ResourceClaim or ResourceClaimTemplate is the same story with one spec: decoding and validation
+never read the inventory; its two answers are :func:`check_claim_spec` (made sound for the target
+version) and :func:`capacity_in_use` (:class:`ClaimCheck`).
+
+"Plain" is the case the audit meets 10,000 times: a pending Pod with one pod spec whose claims all
+resolved, or a claim or template, whose checks ran to the end.  Anything else — a workload (replica
+counts), a claim that could not be read, an answer cut short — is not recorded, and is reviewed again.
 """
 
 from __future__ import annotations
@@ -24,11 +29,29 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
 from ..inventory import Inventory
-from ..k8s import Budget, BudgetExceeded, Document, Finding, Note, Target, current_budget
-from ..satisfy import PodRequest, check_pod, claims_key, pod_capacity_in_use
+from ..k8s import (
+    Budget,
+    BudgetExceeded,
+    Document,
+    Finding,
+    Note,
+    Path,
+    ResourceClaimSpec,
+    Target,
+    current_budget,
+)
+from ..satisfy import (
+    PodRequest,
+    capacity_in_use,
+    check_claim_spec,
+    check_pod,
+    claims_key,
+    pod_capacity_in_use,
+    sound_for_target,
+)
 from .workloads import extended_resource_names
 
-__all__ = ["PodCheck", "reads_alike", "recheck", "record", "recording"]
+__all__ = ["Check", "ClaimCheck", "PodCheck", "reads_alike", "recheck", "record", "recording"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +76,34 @@ class PodCheck:
     static: tuple[Finding, ...] = field(default=(), compare=False)
 
 
-_LOG: ContextVar[dict[int, PodCheck | None] | None] = ContextVar("draguard_pod_checks", default=None)
+@dataclass(frozen=True, slots=True)
+class ClaimCheck:
+    """One claim's or template's two engine answers on one snapshot, with what asking them again
+    needs (the pipeline's ``_satisfiability``)."""
+
+    spec: ResourceClaimSpec
+    base: Path
+    """``spec`` (a claim) or ``spec.spec`` (a template): where the notes point."""
+    namespace: str
+    now: bool
+    """Whether "does it fit now?" was asked (not an allocated claim)."""
+    notes: tuple[Note, ...]
+    """Satisfiability notes, then ``CapacityInUse`` notes."""
+    doc: Document | None = field(default=None, compare=False)
+    """As :class:`PodCheck`'s."""
+    static: tuple[Finding, ...] = field(default=(), compare=False)
+
+
+Check = PodCheck | ClaimCheck
+
+_LOG: ContextVar[dict[int, Check | None] | None] = ContextVar("draguard_pod_checks", default=None)
 
 
 @contextmanager
-def recording() -> Iterator[dict[int, PodCheck | None]]:
-    """While inside, the pipeline records per reviewed Pod document (by ``id`` of its
-    :class:`~app.k8s.Document`) its :class:`PodCheck`, or None when it is not plain."""
-    log: dict[int, PodCheck | None] = {}
+def recording() -> Iterator[dict[int, Check | None]]:
+    """While inside, the pipeline records per reviewed Pod, claim or template document (by ``id`` of
+    its :class:`~app.k8s.Document`) its :class:`Check`, or None when it is not plain."""
+    log: dict[int, Check | None] = {}
     token = _LOG.set(log)
     try:
         yield log
@@ -73,7 +116,7 @@ def active() -> bool:
     return _LOG.get() is not None
 
 
-def record(doc_id: int, check: PodCheck | None) -> None:
+def record(doc_id: int, check: Check | None) -> None:
     """The pipeline's side: what the pod's findings were made of (None: not plain)."""
     log = _LOG.get()
     if log is not None:
@@ -93,12 +136,15 @@ def plain_notes(notes: tuple[Note, ...]) -> bool:
     return not any(n.fail_open for n in notes)
 
 
-def recheck(check: PodCheck, inventory: Inventory, *, deadline_seconds: float | None, strict: bool,
-            target: Target) -> PodCheck | None:
-    """The two answers of ``check``'s request on ``inventory``, asked as the pipeline asks them
-    (one budget for both, :func:`~app.review.pipeline._review_budget`'s); None when the budget ran
-    out or an answer was cut short — the caller then reviews the pod in full."""
+def recheck(check: Check, inventory: Inventory, *, deadline_seconds: float | None, strict: bool,
+            target: Target) -> Check | None:
+    """The two answers of ``check``'s request or spec on ``inventory``, asked as the pipeline asks
+    them (one budget for both, :func:`~app.review.pipeline._review_budget`'s); ``check`` itself
+    when they are equal; None when the budget ran out or an answer was cut short — the caller then
+    reviews the object in full."""
     budget = Budget.within(deadline_seconds, current_budget())
+    if isinstance(check, ClaimCheck):
+        return _recheck_claim(check, inventory, budget, strict, target)
     try:
         verdict = check_pod(check.request, inventory, budget=budget, strict=strict, target=target,
                             claims_text=check.claims_text)
@@ -111,7 +157,31 @@ def recheck(check: PodCheck, inventory: Inventory, *, deadline_seconds: float | 
         return None
     if not plain_notes(notes) or not plain_notes(capacity):
         return None
+    if (verdict.satisfiable, notes, capacity) == (check.satisfiable, check.notes, check.capacity):
+        return check
     return replace(check, satisfiable=verdict.satisfiable, notes=notes, capacity=capacity)
+
+
+def claim_notes(spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, budget: Budget | None, strict: bool,
+                target: Target, namespace: str, now: bool) -> list[Note]:
+    """A claim's or template's satisfiability notes, as the pipeline makes them when no budget runs
+    out (raises :class:`BudgetExceeded` when one does; the pipeline words that itself)."""
+    notes = sound_for_target(check_claim_spec(spec, inventory, base=base, budget=budget, strict=strict), spec, target)
+    if now:
+        notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=namespace, budget=budget)
+    return notes
+
+
+def _recheck_claim(check: ClaimCheck, inventory: Inventory, budget: Budget | None, strict: bool,
+                   target: Target) -> ClaimCheck | None:
+    try:
+        notes = tuple(claim_notes(check.spec, inventory, base=check.base, budget=budget, strict=strict, target=target,
+                                  namespace=check.namespace, now=check.now))
+    except BudgetExceeded:
+        return None
+    if not plain_notes(notes):
+        return None
+    return check if notes == check.notes else replace(check, notes=notes)
 
 
 def reads_alike(old: Inventory, new: Inventory) -> bool:
