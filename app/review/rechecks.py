@@ -46,6 +46,8 @@ from ..satisfy import (
     check_claim_spec,
     check_pod,
     claims_key,
+    distinct_infos,
+    placement_effect,
     pod_capacity_in_use,
     sound_for_target,
 )
@@ -69,6 +71,9 @@ class PodCheck:
     """The verdict's notes (:class:`PodVerdict`)."""
     capacity: tuple[Note, ...]
     """``CapacityInUse`` notes (empty when not asked or nothing to say)."""
+    effect: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    """The placement's effect (:func:`placement_effect`) and the node infos it was decided on,
+    kept from one recheck to the next: on a snapshot with equal infos it is the same."""
     doc: Document | None = field(default=None, compare=False)
     """The reviewed document, and below the findings made without the inventory's devices (decoding,
     validation, references): with new answers, the pod's findings are these and one per note
@@ -145,9 +150,14 @@ def recheck(check: Check, inventory: Inventory, *, deadline_seconds: float | Non
     budget = Budget.within(deadline_seconds, current_budget())
     if isinstance(check, ClaimCheck):
         return _recheck_claim(check, inventory, budget, strict, target)
+    infos = distinct_infos(inventory)
+    if check.effect.get("infos") != infos:  # the same objects, or equal ones of another snapshot
+        check.effect["infos"], check.effect["effect"] = infos, placement_effect(check.request, inventory)
+    effect = check.effect["effect"]
+    assert effect is None or isinstance(effect, str)
     try:
         verdict = check_pod(check.request, inventory, budget=budget, strict=strict, target=target,
-                            claims_text=check.claims_text)
+                            claims_text=check.claims_text, effect=effect)
         notes = tuple(verdict.notes)
         capacity: tuple[Note, ...] = ()
         if check.now:

@@ -28,7 +28,7 @@ from .pod import (
     PodVerdict,
     ReplicaCount,
 )
-from .podcheck import check_pod, claims_key
+from .podcheck import check_pod, claims_key, distinct_infos, placement_effect
 from .replicas import count_replicas
 from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 from .versions import sound_for_target
@@ -55,9 +55,11 @@ __all__ = [
     "claims_key",
     "class_usage",
     "count_replicas",
+    "distinct_infos",
     "held_figures",
     "holders_phrase",
     "now_not_checked",
+    "placement_effect",
     "plan_claim",
     "pod_capacity_in_use",
     "policy_defaults",

@@ -28,7 +28,7 @@ from .pod import ClassVerdict, PodClaim, PodRequest, PodVerdict
 from .podexplain import class_reason, summary
 from .search import Held, Outcome, OutcomeKind
 
-__all__ = ["Candidate", "PodProblem", "check_pod", "claims_key"]
+__all__ = ["Candidate", "PodProblem", "check_pod", "claims_key", "distinct_infos", "placement_effect"]
 
 IMPLICIT_NAME = "<extended-resources>"
 
@@ -461,9 +461,10 @@ _MAX_EFFECT_INFOS = 256
 beyond, deciding every info per pod would cost more than it saves, and the placement's text is the key."""
 
 
-def _distinct_infos(inventory: Inventory) -> tuple[NodeInfo, ...]:
+def distinct_infos(inventory: Inventory) -> tuple[NodeInfo, ...]:
     """The snapshot's distinct :class:`NodeInfo` objects (interned: equal infos are one object), in
-    first-seen order; once per snapshot."""
+    first-seen order; once per snapshot.  Equal tuples on two snapshots mean equal
+    :func:`placement_effect` for every request."""
     hit = inventory.cache.get(("distinct-infos",))
     if isinstance(hit, tuple):
         return hit
@@ -475,7 +476,7 @@ def _distinct_infos(inventory: Inventory) -> tuple[NodeInfo, ...]:
     return infos
 
 
-def _placement_effect(request: PodRequest, inventory: Inventory) -> str | None:
+def placement_effect(request: PodRequest, inventory: Inventory) -> str | None:
     """What the pod's placement *does* on this snapshot, as text: per distinct node info, the
     filter's answer (which filter turns it away and why, strict and lenient).  The check reads the
     placement only through :meth:`PlacementFilter.miss` on (name, info) — unless the filter decides
@@ -483,7 +484,7 @@ def _placement_effect(request: PodRequest, inventory: Inventory) -> str | None:
     pods with the same claims and the same effect get the same verdict: pods that differ in a
     toleration of a taint no node has, or a selector every node matches, share one check.  None
     (key by the placement's text) when the filter reads names or the snapshot has too many infos."""
-    infos = _distinct_infos(inventory)
+    infos = distinct_infos(inventory)
     if len(infos) > _MAX_EFFECT_INFOS:
         return None
     pins = [c.allocation for c in request.claims if c.allocation is not None]
@@ -497,15 +498,17 @@ def _placement_effect(request: PodRequest, inventory: Inventory) -> str | None:
     return repr(out)
 
 
-def _request_key(claims_text: str | None, request: PodRequest, inventory: Inventory | None = None) -> str | None:
+def _request_key(claims_text: str | None, request: PodRequest, inventory: Inventory | None = None,
+                 effect: str | _Unset | None = _UNSET) -> str | None:
     """The pod's question as text: its claims and containers (``claims_text``, :func:`_claims_key`)
     and its placement — by its effect on ``inventory``'s nodes when that can be said
-    (:func:`_placement_effect`), else by its text.  None when a spec cannot be written out (nested
-    too deep), and then nothing is remembered."""
+    (:func:`placement_effect`; ``effect`` when the caller has it), else by its text.  None when a
+    spec cannot be written out (nested too deep), and then nothing is remembered."""
     if claims_text is None:
         return None
     if inventory is not None:
-        effect = _placement_effect(request, inventory)
+        if isinstance(effect, _Unset):
+            effect = placement_effect(request, inventory)
         if effect is not None:
             return repr((claims_text, "effect", effect))
     place = request.placement
@@ -521,12 +524,14 @@ def _request_key(claims_text: str | None, request: PodRequest, inventory: Invent
 def check_pod(
     request: PodRequest, inventory: Inventory, *, budget: Budget | None = None, strict: bool = False,
     target: Target = DEFAULT_TARGET, now: bool = False, every_class: bool = False,
-    claims_text: str | _Unset | None = _UNSET,
+    claims_text: str | _Unset | None = _UNSET, effect: str | _Unset | None = _UNSET,
 ) -> PodVerdict:
     """Whether some node the pod may use can allocate all of its claims (see the module docstring).
 
     ``claims_text``: :func:`claims_key` of ``request`` when the caller has it already (the audit's
-    re-check of a remembered pod), so a remembered verdict costs no writing out of the claims.
+    re-check of a remembered pod), so a remembered verdict costs no writing out of the claims;
+    ``effect``: :func:`placement_effect` of ``request`` on ``inventory``, likewise (the caller
+    vouches that it is this snapshot's: it depends only on the snapshot's :func:`distinct_infos`).
 
     ``now`` starts from the cluster's allocations (``Inventory.cluster.allocations``); otherwise
     only the pod's own allocated claims hold devices.  ``budget`` bounds the work: a search cut
@@ -543,7 +548,7 @@ def check_pod(
     """
     if isinstance(claims_text, _Unset):
         claims_text = _claims_key(request)
-    text = None if now else _request_key(claims_text, request, inventory)
+    text = None if now else _request_key(claims_text, request, inventory, effect)
     key = ("pod", text, strict, every_class, target.version, tuple(sorted(target.overrides.items())))
     if text is not None:
         cached = inventory.cache.get(key)
