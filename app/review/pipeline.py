@@ -674,9 +674,15 @@ def _workload_satisfiability(
                                   "inventory files)", t.template.spec_path.child("resourceClaims"), Severity.WARNING)]
                 answers.append((t, PodVerdict([], None), out_notes))
             continue
+        # what a recorded check keeps (rechecks), written out once and handed to check_pod
+        written = rechecks.written(request, inventory) if rechecks.active() else None
         try:
-            verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target,
-                                every_class=t.template.per_node)
+            if written is None:
+                verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target,
+                                    every_class=t.template.per_node)
+            else:
+                verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target,
+                                    every_class=t.template.per_node, claims_text=written[0], effect=written[1])
         except BudgetExceeded as exc:
             verdict = PodVerdict([Note(Reason.SATISFIABILITY_UNKNOWN,
                                        f"satisfiability not decided: the review's time budget ran out ({exc.where})",
@@ -691,13 +697,13 @@ def _workload_satisfiability(
             except BudgetExceeded as exc:
                 capacity = [now_not_checked(exc.where)]
             notes += capacity
-        if (rechecks.active() and workload.is_pod and len(workload.templates) == 1 and not t.unknown
+        if (written is not None and workload.is_pod and len(workload.templates) == 1 and not t.unknown
                 and not t.unresolved and not t.template.per_node
                 and rechecks.plain_notes(tuple(notes))):
             # the pod's findings below are its verdict's notes and its capacity notes, nothing else
             rechecks.record(id(doc), rechecks.PodCheck(
-                request, rechecks.written(request), ref.namespace or "default", now_asked, verdict.satisfiable,
-                tuple(verdict.notes), tuple(capacity)))
+                request, written[0], ref.namespace or "default", now_asked, verdict.satisfiable,
+                tuple(verdict.notes), tuple(capacity), written[2]))
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
                               f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "

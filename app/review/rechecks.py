@@ -208,6 +208,9 @@ def reads_alike(old: Inventory, new: Inventory) -> bool:
     return extended_resource_names(old.classes.values()) == extended_resource_names(new.classes.values())
 
 
-def written(request: PodRequest) -> str | None:
-    """:func:`claims_key` of ``request`` (what :class:`PodCheck` keeps)."""
-    return claims_key(request)
+def written(request: PodRequest, inventory: Inventory) -> tuple[str | None, str | None, dict[str, object]]:
+    """What :class:`PodCheck` keeps of ``request`` on ``inventory``: its :func:`claims_key`, its
+    :func:`placement_effect` and the effect with the node infos it was decided on (the pipeline
+    hands the first two to :func:`check_pod`, which would otherwise work them out itself)."""
+    effect = placement_effect(request, inventory)
+    return claims_key(request), effect, {"infos": distinct_infos(inventory), "effect": effect}
