@@ -240,7 +240,8 @@ class AuditEngine:
         self._checks: dict[Any, tuple[Check, bool]] = {}
         """Content key → the engine answers its findings were made of, on ``_checks_snapshot``, and
         whether they are its own (False: a clean answer shared from another namespace's review).
-        Plain Pods only; bounded like ``_answers``: the contents of the last pass."""
+        Plain Pods, claims, templates and class probes (:mod:`app.review.rechecks`); bounded like
+        ``_answers``: the contents of the last pass."""
         self._checks_snapshot: Inventory | None = None
 
     def evaluate(self, objects: Iterable[Mapping[str, Any]], inventory: Inventory | None) -> AuditResult:

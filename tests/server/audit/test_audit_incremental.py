@@ -242,3 +242,21 @@ def test_a_slice_change_flips_a_pods_verdict_both_ways_through_the_carried_answe
     assert (accepted.reviewed, accepted.redecided) == (0, 2)
     kept = eng.evaluate(audited, snapshot(_big(3), audited))  # a third device: still fits, answer kept
     assert (kept.reviewed, kept.redecided, kept.carried) == (0, 0, 3) and findings(kept) == []  # pod, template, class
+
+
+def test_a_clean_answer_shared_across_namespaces_is_never_remade_from_another_namespaces_check() -> None:
+    """Three namespaces with equal templates and pods share one clean review per kind; when a slice
+    change makes them unsatisfiable, each namespace's findings come from its own review or its own
+    check — the shared check belongs to one namespace, and findings made from it would be about it."""
+    audited: list[dict[str, Any]] = []
+    for ns in ("a", "b", "c"):
+        audited += [_template(ns, "two", SPECS[1]), _pod(ns, "p", "two", {})]
+    eng = AuditEngine(ReviewOptions(deadline_seconds=120.0), classes=False)
+    first = eng.evaluate(audited, snapshot(_big(2), audited))
+    assert findings(first) == [] and first.reviewed == 2  # one template, one pod: the rest shared
+    rejected = eng.evaluate(audited, snapshot(_big(1), audited))
+    assert (rejected.redecided, rejected.reviewed) == (2, 4)  # the reviewed namespace's own two are remade
+    assert findings(rejected) == findings(AuditEngine(ReviewOptions(deadline_seconds=120.0), classes=False).evaluate(
+        audited, snapshot(_big(1), audited)))
+    assert {(f.subject.namespace, f.subject.kind) for f in rejected.findings} == {
+        (ns, kind) for ns in ("a", "b", "c") for kind in ("Pod", "ResourceClaimTemplate")}
