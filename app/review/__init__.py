@@ -4,7 +4,8 @@ Public surface: :func:`review_documents` (lint, ``/lint``), :func:`review_admiss
 webhook), their options (:class:`ReviewOptions`) and results (:class:`Review`,
 :class:`ObjectReview`).  Decoding is :mod:`app.k8s`'s, the rules :mod:`app.validation`'s, the
 proof of (un)satisfiability and the defaults to fill :mod:`app.satisfy`'s; this package only
-orders them and turns their answers into findings and patches.  :func:`explain_object` answers
+orders them and turns their answers into findings and patches.  :mod:`.rechecks` lets a caller that
+reviews the same objects on every new snapshot (the audit) ask only the engine's answers again.  :func:`explain_object` answers
 ``draguard explain`` (a claim or pod, per node class, ever and now).
 """
 
@@ -17,12 +18,15 @@ from .pipeline import (
     Review,
     ReviewOptions,
     parse_deny,
+    remade_findings,
     review_admission,
     review_documents,
 )
+from .rechecks import Check, reads_alike, recheck, recording
 
 __all__ = [
     "DEFAULT_DENY",
+    "Check",
     "ClaimAnswer",
     "ClassRow",
     "DenyPolicyError",
@@ -34,6 +38,10 @@ __all__ = [
     "explain_object",
     "fit_object",
     "parse_deny",
+    "reads_alike",
+    "recheck",
+    "recording",
+    "remade_findings",
     "review_admission",
     "review_documents",
 ]

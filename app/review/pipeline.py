@@ -87,6 +87,7 @@ __all__ = [
     "Review",
     "ReviewOptions",
     "parse_deny",
+    "remade_findings",
     "review_admission",
     "review_documents",
 ]

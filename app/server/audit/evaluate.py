@@ -57,9 +57,7 @@ from typing import Any
 
 from ...inventory import Inventory
 from ...k8s import Document, Finding, Reason, Severity, find_pod_templates, workload_kind_for
-from ...review import ReviewOptions, review_documents
-from ...review.pipeline import remade_findings
-from ...review.rechecks import Check, reads_alike, recheck, recording
+from ...review import Check, ReviewOptions, reads_alike, recheck, recording, remade_findings, review_documents
 
 __all__ = ["AuditEngine", "AuditFinding", "AuditResult", "Subject", "audited"]
 
