@@ -312,7 +312,7 @@ class AuditEngine:
             self._checks = {}
             return set()
         done: set[Any] = set()
-        asked: dict[int, Check | None] = {}
+        asked: dict[int, tuple[Check, Check | None]] = {}  # holds the check: its id stays its own
         options = self.options
         for key in stale:
             kept = self._checks.get(key)
@@ -320,11 +320,13 @@ class AuditEngine:
             if kept is None or answer is None:
                 continue
             check, own = kept
-            if id(check) in asked:
-                again = asked[id(check)]
+            hit = asked.get(id(check))
+            if hit is not None and hit[0] is check:
+                again = hit[1]
             else:
-                again = asked[id(check)] = recheck(check, inventory, deadline_seconds=options.deadline_seconds,
-                                                   strict=options.strict, target=options.target)
+                again = recheck(check, inventory, deadline_seconds=options.deadline_seconds, strict=options.strict,
+                                target=options.target)
+                asked[id(check)] = (check, again)
             if again == check:
                 self._answers[key] = _Answer(inventory, answer.findings)
                 result.carried += 1
