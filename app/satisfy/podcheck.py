@@ -456,9 +456,11 @@ def _claims_key(request: PodRequest) -> str | None:
     return repr((claims, containers, str(request.spec_path)))
 
 
-_MAX_EFFECT_INFOS = 256
-"""Distinct node infos up to which a pod's placement is keyed by its effect (:func:`_placement_effect`);
-beyond, deciding every info per pod would cost more than it saves, and the placement's text is the key."""
+_MAX_EFFECT_INFOS = 64
+"""Distinct node infos up to which a pod's placement is keyed by its effect (:func:`placement_effect`):
+the effect costs one filter decision per info for every pod asked (a few microseconds each), a
+price worth paying while clusters have a few node pools times a few zones; beyond, the placement's
+text is the key, as it was."""
 
 
 def distinct_infos(inventory: Inventory) -> tuple[NodeInfo, ...]:
@@ -541,7 +543,7 @@ def check_pod(
     The verdict depends only on the request and the snapshot's devices, so — like a claim's
     answer — it is remembered on the snapshot (its bounded LRU): a Deployment's replicas, the
     audit's namespaces and a webhook's retries ask the same question over and over.  The key holds
-    the placement by its effect on the snapshot's nodes (:func:`_placement_effect`), so pods whose
+    the placement by its effect on the snapshot's nodes (:func:`placement_effect`), so pods whose
     placements differ only where no node tells them apart share it.  Not
     remembered: answers cut short by the budget, and "now" answers (they read the cluster's
     allocations, which a snapshot shares its cache across).
