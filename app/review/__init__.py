@@ -22,7 +22,7 @@ from .pipeline import (
     review_admission,
     review_documents,
 )
-from .rechecks import Check, reads_alike, recheck, recording
+from .rechecks import Check, Ref, object_refs, reads_alike, recheck, recording, refs_alike
 
 __all__ = [
     "DEFAULT_DENY",
@@ -32,15 +32,18 @@ __all__ = [
     "DenyPolicyError",
     "Explanation",
     "ObjectReview",
+    "Ref",
     "Review",
     "ReviewOptions",
     "explain_claim",
     "explain_object",
     "fit_object",
+    "object_refs",
     "parse_deny",
     "reads_alike",
     "recheck",
     "recording",
+    "refs_alike",
     "remade_findings",
     "review_admission",
     "review_documents",

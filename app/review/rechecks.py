@@ -5,12 +5,14 @@ snapshot can change.
 Why: a Pod's review is decoding, validation, resolving its claims and templates — none of which reads
 the devices — and then two questions of the engine: could it ever run (:func:`check_pod`) and does
 it fit now (:func:`pod_capacity_in_use`).  Its findings are a function of the pod's content, of the
-few parts of the inventory the first steps read (:func:`reads_alike`), and of those two answers.
-So when a ResourceSlice changes, the audit asks the two questions again of the request it kept
-(cheap: the engine remembers a verdict per claims and placement effect on the snapshot, shared by
-every pod that asks alike) and, when both answers are equal to the kept ones, the pod's findings are
-the ones it had — exactly what a review from scratch gives.  When an answer differs, or cannot be
-had (a deadline), the pod goes through the whole pipeline again.
+few parts of the inventory the first steps read (:func:`reads_alike`: extended resource names,
+whether claims are known; :func:`refs_alike`: the claims and templates its references name), and of
+those two answers.  So when a ResourceSlice changes, the audit asks the two questions again of the
+request it kept (cheap: the engine remembers a verdict per claims and placement effect on the
+snapshot, shared by every pod that asks alike) and, when both answers are equal to the kept ones,
+the pod's findings are the ones it had — exactly what a review from scratch gives.  When an answer
+differs, the findings are made again from the new answers (the pipeline's ``remade_findings``);
+when one cannot be had (a deadline), the pod goes through the whole pipeline again.
 
 A ResourceClaim or ResourceClaimTemplate is the same story with one spec: decoding and validation
 never read the inventory; its two answers are :func:`check_claim_spec` (made sound for the target
@@ -28,7 +30,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
-from ..inventory import Inventory
+from ..inventory import Inventory, ObjectKey
 from ..k8s import (
     Budget,
     BudgetExceeded,
@@ -53,7 +55,12 @@ from ..satisfy import (
 )
 from .workloads import extended_resource_names
 
-__all__ = ["Check", "ClaimCheck", "PodCheck", "reads_alike", "recheck", "record", "recording"]
+__all__ = ["Check", "ClaimCheck", "PodCheck", "Ref", "object_refs", "reads_alike", "recheck", "record", "recording",
+           "refs_alike"]
+
+
+Ref = tuple[str, ObjectKey]
+"""``("claim" | "template", (namespace, name))``: an entry of the cluster's claims or templates."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,17 +202,60 @@ def _recheck_claim(check: ClaimCheck, inventory: Inventory, budget: Budget | Non
 
 
 def reads_alike(old: Inventory, new: Inventory) -> bool:
-    """Whether a Pod's review reads the same of ``old`` and ``new`` outside its two engine answers:
-    the extended resource names DeviceClasses declare (which container resources are DRA's) and the
-    cluster's claims and templates (what the pod's references resolve to).  Devices, pools, nodes,
-    class selectors and allocations are read only by the two answers, which :func:`recheck` asks
-    again."""
+    """Whether every review reads the same of ``old`` and ``new`` outside its two engine answers
+    and its own references (:func:`refs_alike`): the extended resource names DeviceClasses declare
+    (which container resources are DRA's) and whether the cluster's claims are known.  Devices,
+    pools, nodes, class selectors and allocations are read only by the two answers, which
+    :func:`recheck` asks again."""
     if old is new:
         return True
-    a, b = old.cluster, new.cluster
-    if a is not b and (a.known != b.known or a.templates != b.templates or a.claims != b.claims):
+    if old.cluster.known != new.cluster.known:
         return False
     return extended_resource_names(old.classes.values()) == extended_resource_names(new.classes.values())
+
+
+def refs_alike(refs: tuple[Ref, ...], old: Inventory, new: Inventory) -> bool:
+    """Whether the cluster's claims and templates an object looked up (``refs``, :func:`object_refs`)
+    are the same on both (as resolution reads them: a claim's spec and allocation, a template's
+    spec).  Claims allocated or released elsewhere in the cluster do not matter here: "now" is one
+    of the answers asked again."""
+    a, b = old.cluster, new.cluster
+    if a is b:
+        return True
+    for kind, key in refs:
+        if kind == "template":
+            if a.templates.get(key) != b.templates.get(key):
+                return False
+            continue
+        x, y = a.claims.get(key), b.claims.get(key)
+        if (x is None) != (y is None) or (x is not None and y is not None
+                                          and (x.spec, x.allocation) != (y.spec, y.allocation)):
+            return False
+    return True
+
+
+def object_refs(obj: object, namespace: str) -> tuple[Ref, ...]:
+    """The cluster's claims and templates an audited object's review looks up besides its two
+    answers: those a Pod's ``spec.resourceClaims`` name (its resolution); a ResourceClaim's own entry
+    (whether the cluster holds it allocated decides whether "now" is asked)."""
+    if not isinstance(obj, dict):
+        return ()
+    if obj.get("kind") == "ResourceClaim":
+        meta = obj.get("metadata")
+        return (("claim", (namespace, str(meta.get("name") if isinstance(meta, dict) else ""))),)
+    if obj.get("kind") != "Pod":
+        return ()
+    spec = obj.get("spec")
+    entries = spec.get("resourceClaims") if isinstance(spec, dict) else None
+    out: list[Ref] = []
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("resourceClaimName"):
+            out.append(("claim", (namespace, str(entry["resourceClaimName"]))))
+        if entry.get("resourceClaimTemplateName"):
+            out.append(("template", (namespace, str(entry["resourceClaimTemplateName"]))))
+    return tuple(out)
 
 
 def written(request: PodRequest, inventory: Inventory) -> tuple[str | None, str | None, dict[str, object]]:

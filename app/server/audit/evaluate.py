@@ -30,8 +30,9 @@ plain pending Pod's findings are made of its content, of what its claims resolve
 engine answers — could it ever run, does it fit now; a claim's, a template's or a class probe's of
 its spec and the same two questions asked of the spec (:mod:`app.review.rechecks`).  The engine
 keeps, per content, those answers and the request or spec they were asked of (a :class:`Check`);
-on a new snapshot that reads alike outside the two answers (:func:`reads_alike`: the same cluster
-claims and templates, the same extended resource names) it asks them again of what it kept — the
+on a new snapshot that reads alike outside the two answers (:func:`reads_alike`: the same extended
+resource names; :func:`refs_alike`: the same cluster claims and templates behind the object's own
+references — allocations elsewhere do not count) it asks them again of what it kept — the
 engine's own memory serves every pod with the same claims and the same placement effect, and every
 equal spec, at once — and keeps the findings when both answers are equal, which is exactly what a
 review from scratch would give.  When an answer changed, the findings are made again from the new
@@ -57,7 +58,18 @@ from typing import Any
 
 from ...inventory import Inventory
 from ...k8s import Document, Finding, Reason, Severity, find_pod_templates, workload_kind_for
-from ...review import Check, ReviewOptions, reads_alike, recheck, recording, remade_findings, review_documents
+from ...review import (
+    Check,
+    Ref,
+    ReviewOptions,
+    object_refs,
+    reads_alike,
+    recheck,
+    recording,
+    refs_alike,
+    remade_findings,
+    review_documents,
+)
 
 __all__ = ["AuditEngine", "AuditFinding", "AuditResult", "Subject", "audited"]
 
@@ -235,9 +247,10 @@ class AuditEngine:
         """Namespace-free contents whose review had nothing to say against ``_clean_snapshot`` → the
         content key that was reviewed for them."""
         self._clean_snapshot: Inventory | None = None
-        self._checks: dict[Any, tuple[Check, bool]] = {}
-        """Content key → the engine answers its findings were made of, on ``_checks_snapshot``, and
-        whether they are its own (False: a clean answer shared from another namespace's review).
+        self._checks: dict[Any, tuple[Check, bool, tuple[Ref, ...]]] = {}
+        """Content key → the engine answers its findings were made of, on ``_checks_snapshot``,
+        whether they are its own (False: a clean answer shared from another namespace's review), and
+        the cluster's claims and templates its own review looks up (:func:`object_refs`).
         Plain Pods, claims, templates and class probes (:mod:`app.review.rechecks`); bounded like
         ``_answers``: the contents of the last pass."""
         self._checks_snapshot: Inventory | None = None
@@ -319,7 +332,10 @@ class AuditEngine:
             answer = self._answers.get(key)
             if kept is None or answer is None:
                 continue
-            check, own = kept
+            check, own, refs = kept
+            if not refs_alike(refs, before, inventory):  # what its references resolve to changed
+                del self._checks[key]
+                continue
             hit = asked.get(id(check))
             if hit is not None and hit[0] is check:
                 again = hit[1]
@@ -333,7 +349,7 @@ class AuditEngine:
             elif again is not None and own and again.doc is not None:
                 found = tuple(f for f in remade_findings(again, options) if f.severity is not Severity.INFO)
                 self._answers[key] = _Answer(inventory, found)
-                self._checks[key] = (again, True)
+                self._checks[key] = (again, True, refs)
                 result.redecided += 1
             else:
                 del self._checks[key]
@@ -360,7 +376,7 @@ class AuditEngine:
         for key in stale:
             shared = _shared_key(key, representative[key], index)
             if shared is not None and shared in self._clean:
-                self._share_clean(key, self._clean[shared], inventory)
+                self._share_clean(key, self._clean[shared], representative[key], inventory)
             elif shared is not None and shared not in first:
                 first[shared] = key
             else:
@@ -372,20 +388,20 @@ class AuditEngine:
         later = []
         for key, shared in rest:
             if shared is not None and shared in self._clean:
-                self._share_clean(key, self._clean[shared], inventory)
+                self._share_clean(key, self._clean[shared], representative[key], inventory)
             else:
                 later.append(key)
         self._review(later, representative, inventory)
         return len(first) + len(later)
 
-    def _share_clean(self, key: Any, reviewed: Any, inventory: Inventory | None) -> None:
+    def _share_clean(self, key: Any, reviewed: Any, obj: Mapping[str, Any], inventory: Inventory | None) -> None:
         """``key``'s answer is the empty one of ``reviewed`` (equal content in another namespace);
         so is what it is made of: on a later snapshot, ``reviewed``'s engine answers asked again
-        decide for both."""
+        decide for both — while what ``key``'s own references (``obj``'s) resolve to is unchanged."""
         self._answers[key] = _Answer(inventory, ())
         kept = self._checks.get(reviewed)
         if kept is not None:
-            self._checks[key] = (kept[0], False)
+            self._checks[key] = (kept[0], False, object_refs(obj, key[0]))
         else:
             self._checks.pop(key, None)
 
@@ -400,7 +416,7 @@ class AuditEngine:
             for key, doc in zip(chunk, docs, strict=True):
                 check = log.get(id(doc))
                 if check is not None and check.doc is not None:
-                    self._checks[key] = (check, True)
+                    self._checks[key] = (check, True, object_refs(representative[key], key[0]))
                 else:
                     self._checks.pop(key, None)
             by_ref: dict[tuple[str, str, str], list[Finding]] = {}

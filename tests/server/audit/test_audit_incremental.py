@@ -97,10 +97,12 @@ def _template(ns: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
             "spec": {"spec": copy.deepcopy(spec)}}
 
 
-def _pod(ns: str, name: str, template: str, placement: dict[str, Any]) -> dict[str, Any]:
+def _pod(ns: str, name: str, template: str, placement: dict[str, Any], *, claim: str | None = None) -> dict[str, Any]:
+    """A pending pod with one claim from ``template`` (or the shared claim ``claim``, by name)."""
+    ref = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": template}
     spec: dict[str, Any] = {
         "containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
-        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}], **placement,
+        "resourceClaims": [{"name": "gpu", **ref}], **placement,
     }
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}", "resourceVersion": "1"},
@@ -116,6 +118,13 @@ PLACEMENTS: list[dict[str, Any]] = [
 ]
 
 
+def _shared_claim(ns: str, spec: dict[str, Any], rv: str = "1") -> dict[str, Any]:
+    """An unallocated claim pods name directly (audited, and in the cluster's claims)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": ns, "uid": f"uid-{ns}-shared", "resourceVersion": rv},
+            "spec": copy.deepcopy(spec)}
+
+
 def audited_objects(rng: random.Random) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for n in range(4):
@@ -124,24 +133,34 @@ def audited_objects(rng: random.Random) -> list[dict[str, Any]]:
         out += [_template(ns, name, spec) for name, spec in zip(names, SPECS, strict=True)]
         for p in range(8):
             out.append(_pod(ns, f"p{p}", rng.choice(names), rng.choice(PLACEMENTS)))
+    out.append(_shared_claim("ns1", SPECS[0]))
+    out += [_pod("ns1", f"s{p}", "", rng.choice(PLACEMENTS), claim="shared") for p in range(3)]
+    out += [_pod("ns0", f"h{p}", "", rng.choice(PLACEMENTS), claim="held") for p in range(2)]
     return out
 
 
-def _allocated_claim(device: str) -> dict[str, Any]:
-    """A claim of ns0 holding one GPU of n0 (so "does it fit now?" has something to subtract)."""
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": {"name": "held", "namespace": "ns0", "uid": "uid-held"},
-            "spec": {"devices": {"requests": [_request("gpu", "gpu")]}},
-            "status": {"allocation": {"devices": {"results": [
-                {"request": "gpu", "driver": GPU, "pool": "n0-gpu", "device": device}]}}}}
+def _allocated_claim(device: str | None) -> dict[str, Any]:
+    """A claim of ns0 holding one GPU of n0 (so "does it fit now?" has something to subtract), or
+    not allocated (None); pods ``h*`` name it."""
+    obj: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                           "metadata": {"name": "held", "namespace": "ns0", "uid": "uid-held"},
+                           "spec": {"devices": {"requests": [_request("gpu", "gpu")]}}}
+    if device is not None:
+        obj["status"] = {"allocation": {"devices": {"results": [
+            {"request": "gpu", "driver": GPU, "pool": "n0-gpu", "device": device}]}}}
+    return obj
 
 
-def snapshot(objects: list[dict[str, Any]], audited: list[dict[str, Any]]) -> Any:
-    """A snapshot as the live inventory holds it: devices, and the cluster's claims and templates."""
+def snapshot(objects: list[dict[str, Any]], audited: list[dict[str, Any]], held: str | None = "gpu-0") -> Any:
+    """A snapshot as the live inventory holds it: devices, and the cluster's claims and templates
+    (the audited ones, and the claim ``held`` allocated to device ``held`` of n0 or not at all)."""
     templates = dict(t for o in audited if o["kind"] == "ResourceClaimTemplate" if (t := reduce_template(o)))
-    held = reduce_claim(_allocated_claim("gpu-0"))
-    assert held is not None
-    return with_cluster(build_inventory(objects), {("ns0", "held"): held}, templates, known=True)
+    claims = {(o["metadata"]["namespace"], o["metadata"]["name"]): c for o in audited
+              if o["kind"] == "ResourceClaim" if (c := reduce_claim(o)) is not None}
+    held_claim = reduce_claim(_allocated_claim(held))
+    assert held_claim is not None
+    claims[("ns0", "held")] = held_claim
+    return with_cluster(build_inventory(objects), claims, templates, known=True)
 
 
 # ------------------------------------------------------------------ the changes
@@ -201,18 +220,39 @@ def engine() -> AuditEngine:
     return AuditEngine(ReviewOptions(deadline_seconds=120.0))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+def change_cluster(audited: list[dict[str, Any]], held: str | None, rng: random.Random) -> tuple[str | None, str]:
+    """One random change of the cluster's claims and templates (audited objects edited in place,
+    with a new resourceVersion, as the API server would): returns the held claim's device, and
+    what it did."""
+    what = rng.choice(["allocate", "template", "shared-claim"])
+    if what == "allocate":
+        return rng.choice([None, "gpu-0", "gpu-1"]), what
+    if what == "template":
+        i = rng.choice([i for i, o in enumerate(audited) if o["kind"] == "ResourceClaimTemplate"])
+        audited[i] = _template(audited[i]["metadata"]["namespace"], audited[i]["metadata"]["name"], rng.choice(SPECS))
+        audited[i]["metadata"]["resourceVersion"] = str(rng.randrange(2, 10**6))
+    else:
+        i = next(i for i, o in enumerate(audited) if o["kind"] == "ResourceClaim")
+        audited[i] = _shared_claim("ns1", rng.choice(SPECS[:3]), rv=str(rng.randrange(2, 10**6)))
+    return held, what
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_incremental_audit_equals_a_fresh_pass_over_random_inventory_changes(seed: int) -> None:
     rng = random.Random(seed)
     inventory_objects = initial_inventory(rng)
     audited = audited_objects(rng)
     incremental = engine()
-    incremental.evaluate(audited, snapshot(inventory_objects, audited))
+    held: str | None = "gpu-0"
+    incremental.evaluate(audited, snapshot(inventory_objects, audited, held))
     carried = redecided = 0
-    for step in range(14):
-        what = change(inventory_objects, rng)
-        got = incremental.evaluate(audited, snapshot(inventory_objects, audited))
-        fresh = engine().evaluate(audited, snapshot(inventory_objects, audited))
+    for step in range(16):
+        if rng.random() < 0.3:
+            held, what = change_cluster(audited, held, rng)
+        else:
+            what = change(inventory_objects, rng)
+        got = incremental.evaluate(audited, snapshot(inventory_objects, audited, held))
+        fresh = engine().evaluate(audited, snapshot(inventory_objects, audited, held))
         assert findings(got) == findings(fresh), f"seed {seed}, step {step}: after {what}"
         carried += got.carried
         redecided += got.redecided
