@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
-from ..inventory import Inventory, ObjectKey
+from ..inventory import ClusterState, Inventory, ObjectKey
 from ..k8s import (
     Budget,
     BudgetExceeded,
@@ -214,24 +214,35 @@ def reads_alike(old: Inventory, new: Inventory) -> bool:
     return extended_resource_names(old.classes.values()) == extended_resource_names(new.classes.values())
 
 
-def refs_alike(refs: tuple[Ref, ...], old: Inventory, new: Inventory) -> bool:
+def refs_alike(refs: tuple[Ref, ...], old: Inventory, new: Inventory, memo: dict[Ref, bool] | None = None) -> bool:
     """Whether the cluster's claims and templates an object looked up (``refs``, :func:`object_refs`)
     are the same on both (as resolution reads them: a claim's spec and allocation, a template's
     spec).  Claims allocated or released elsewhere in the cluster do not matter here: "now" is one
-    of the answers asked again."""
+    of the answers asked again.  ``memo`` keeps each entry's answer for a caller asking of many
+    objects (pods of one namespace name the same templates)."""
     a, b = old.cluster, new.cluster
     if a is b:
         return True
-    for kind, key in refs:
-        if kind == "template":
-            if a.templates.get(key) != b.templates.get(key):
-                return False
-            continue
-        x, y = a.claims.get(key), b.claims.get(key)
-        if (x is None) != (y is None) or (x is not None and y is not None
-                                          and (x.spec, x.allocation) != (y.spec, y.allocation)):
+    for ref in refs:
+        same = memo.get(ref) if memo is not None else None
+        if same is None:
+            same = _same_entry(ref, a, b)
+            if memo is not None:
+                memo[ref] = same
+        if not same:
             return False
     return True
+
+
+def _same_entry(ref: Ref, a: ClusterState, b: ClusterState) -> bool:
+    kind, key = ref
+    if kind == "template":
+        x, y = a.templates.get(key), b.templates.get(key)
+        return x is y or x == y
+    p, q = a.claims.get(key), b.claims.get(key)
+    if p is None or q is None:
+        return p is q
+    return p is q or ((p.spec is q.spec or p.spec == q.spec) and (p.allocation is q.allocation or p.allocation == q.allocation))
 
 
 def object_refs(obj: object, namespace: str) -> tuple[Ref, ...]:

@@ -326,6 +326,7 @@ class AuditEngine:
             return set()
         done: set[Any] = set()
         asked: dict[int, tuple[Check, Check | None]] = {}  # holds the check: its id stays its own
+        same_refs: dict[Ref, bool] = {}
         options = self.options
         for key in stale:
             kept = self._checks.get(key)
@@ -333,7 +334,7 @@ class AuditEngine:
             if kept is None or answer is None:
                 continue
             check, own, refs = kept
-            if not refs_alike(refs, before, inventory):  # what its references resolve to changed
+            if not refs_alike(refs, before, inventory, same_refs):  # what its references resolve to changed
                 del self._checks[key]
                 continue
             hit = asked.get(id(check))
