@@ -414,7 +414,7 @@ def _satisfiability(
             notes.append(now_not_checked(exc.where))
     if rechecks.active() and not (options.mutate or options.show_mutations) and rechecks.plain_notes(tuple(notes)):
         rechecks.record(id(doc), rechecks.ClaimCheck(spec, base, ref.namespace or "default", now_asked, tuple(notes),
-                                                     doc, tuple(checked.review.findings)))
+                                                     doc=doc, static=tuple(checked.review.findings)))
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
 
 
@@ -704,7 +704,7 @@ def _workload_satisfiability(
             # the pod's findings below are its verdict's notes and its capacity notes, nothing else
             rechecks.record(id(doc), rechecks.PodCheck(
                 request, written[0], ref.namespace or "default", now_asked, verdict.satisfiable,
-                tuple(verdict.notes), tuple(capacity), written[2]))
+                tuple(verdict.notes), tuple(capacity), effect=written[2]))
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
                               f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "

@@ -52,6 +52,7 @@ from ..satisfy import (
     placement_effect,
     pod_capacity_in_use,
     sound_for_target,
+    spec_text,
 )
 from .workloads import extended_resource_names
 
@@ -101,6 +102,8 @@ class ClaimCheck:
     """Whether "does it fit now?" was asked (not an allocated claim)."""
     notes: tuple[Note, ...]
     """Satisfiability notes, then ``CapacityInUse`` notes."""
+    memo: dict[str, str | None] = field(default_factory=dict, compare=False, hash=False)
+    """The spec written out (:func:`spec_text`), once for every recheck."""
     doc: Document | None = field(default=None, compare=False)
     """As :class:`PodCheck`'s."""
     static: tuple[Finding, ...] = field(default=(), compare=False)
@@ -180,10 +183,12 @@ def recheck(check: Check, inventory: Inventory, *, deadline_seconds: float | Non
 
 
 def claim_notes(spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, budget: Budget | None, strict: bool,
-                target: Target, namespace: str, now: bool) -> list[Note]:
+                target: Target, namespace: str, now: bool, text: str | None = None) -> list[Note]:
     """A claim's or template's satisfiability notes, as the pipeline makes them when no budget runs
-    out (raises :class:`BudgetExceeded` when one does; the pipeline words that itself)."""
-    notes = sound_for_target(check_claim_spec(spec, inventory, base=base, budget=budget, strict=strict), spec, target)
+    out (raises :class:`BudgetExceeded` when one does; the pipeline words that itself).  ``text``:
+    :func:`spec_text` of ``spec`` when kept."""
+    notes = sound_for_target(check_claim_spec(spec, inventory, base=base, budget=budget, strict=strict, text=text),
+                             spec, target)
     if now:
         notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=namespace, budget=budget)
     return notes
@@ -191,9 +196,11 @@ def claim_notes(spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, bu
 
 def _recheck_claim(check: ClaimCheck, inventory: Inventory, budget: Budget | None, strict: bool,
                    target: Target) -> ClaimCheck | None:
+    if "text" not in check.memo:
+        check.memo["text"] = spec_text(check.spec)
     try:
         notes = tuple(claim_notes(check.spec, inventory, base=check.base, budget=budget, strict=strict, target=target,
-                                  namespace=check.namespace, now=check.now))
+                                  namespace=check.namespace, now=check.now, text=check.memo["text"]))
     except BudgetExceeded:
         return None
     if not plain_notes(notes):

@@ -8,7 +8,7 @@ capacity requests the mutating webhook may fill with the policy default).  The p
 per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 """
 
-from .check import SEARCH_DEADLINE, check_claim_spec
+from .check import SEARCH_DEADLINE, check_claim_spec, spec_text
 from .defaults import DefaultFill, policy_defaults
 from .now import (
     HeldFigures,
@@ -65,4 +65,5 @@ __all__ = [
     "policy_defaults",
     "real_devices",
     "sound_for_target",
+    "spec_text",
 ]

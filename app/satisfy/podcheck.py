@@ -501,18 +501,20 @@ def placement_effect(request: PodRequest, inventory: Inventory) -> str | None:
 
 
 def _request_key(claims_text: str | None, request: PodRequest, inventory: Inventory | None = None,
-                 effect: str | _Unset | None = _UNSET) -> str | None:
-    """The pod's question as text: its claims and containers (``claims_text``, :func:`_claims_key`)
+                 effect: str | _Unset | None = _UNSET) -> tuple[str, ...] | None:
+    """The pod's question as texts: its claims and containers (``claims_text``, :func:`_claims_key`)
     and its placement — by its effect on ``inventory``'s nodes when that can be said
-    (:func:`placement_effect`; ``effect`` when the caller has it), else by its text.  None when a
-    spec cannot be written out (nested too deep), and then nothing is remembered."""
+    (:func:`placement_effect`; ``effect`` when the caller has it), else by its text.  A tuple, not
+    one joined text: a caller that passes the same strings again (the audit's rechecks) hashes none
+    of them again.  None when a spec cannot be written out (nested too deep), and then nothing is
+    remembered."""
     if claims_text is None:
         return None
     if inventory is not None:
         if isinstance(effect, _Unset):
             effect = placement_effect(request, inventory)
         if effect is not None:
-            return repr((claims_text, "effect", effect))
+            return (claims_text, "effect", effect)
     place = request.placement
     try:
         placement = (place.node_name, sorted(place.node_selector.items()),
@@ -520,7 +522,7 @@ def _request_key(claims_text: str | None, request: PodRequest, inventory: Invent
                      [t.model_dump_json(by_alias=True) for t in place.tolerations])
     except ValueError:
         return None
-    return repr((claims_text, placement))
+    return (claims_text, repr(placement))
 
 
 def check_pod(
@@ -560,7 +562,7 @@ def check_pod(
                          every_class=every_class, claims_text=claims_text)
     if text is not None and not any(n.fail_open for n in verdict.notes):
         inventory.cache.put(key, PodVerdict(list(verdict.notes), verdict.satisfiable, verdict.per_class),
-                            weight=1 + len(text) // 256 + len(verdict.per_class) // 4)
+                            weight=1 + sum(map(len, text)) // 256 + len(verdict.per_class) // 4)
     return verdict
 
 
