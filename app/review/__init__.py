@@ -4,7 +4,8 @@ Public surface: :func:`review_documents` (lint, ``/lint``), :func:`review_admiss
 webhook), their options (:class:`ReviewOptions`) and results (:class:`Review`,
 :class:`ObjectReview`).  Decoding is :mod:`app.k8s`'s, the rules :mod:`app.validation`'s, the
 proof of (un)satisfiability and the defaults to fill :mod:`app.satisfy`'s; this package only
-orders them and turns their answers into findings and patches.  :func:`explain_object` answers
+orders them and turns their answers into findings and patches.  :mod:`.rechecks` lets a caller that
+reviews the same objects on every new snapshot (the audit) ask only the engine's answers again.  :func:`explain_object` answers
 ``draguard explain`` (a claim or pod, per node class, ever and now).
 """
 
@@ -17,23 +18,33 @@ from .pipeline import (
     Review,
     ReviewOptions,
     parse_deny,
+    remade_findings,
     review_admission,
     review_documents,
 )
+from .rechecks import Check, Ref, object_refs, reads_alike, recheck, recording, refs_alike
 
 __all__ = [
     "DEFAULT_DENY",
+    "Check",
     "ClaimAnswer",
     "ClassRow",
     "DenyPolicyError",
     "Explanation",
     "ObjectReview",
+    "Ref",
     "Review",
     "ReviewOptions",
     "explain_claim",
     "explain_object",
     "fit_object",
+    "object_refs",
     "parse_deny",
+    "reads_alike",
+    "recheck",
+    "recording",
+    "refs_alike",
+    "remade_findings",
     "review_admission",
     "review_documents",
 ]

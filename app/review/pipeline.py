@@ -68,6 +68,7 @@ from ..satisfy import (
     sound_for_target,
 )
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
+from . import rechecks
 from .mutate import default_fill_patch
 from .workloads import (
     ClaimIndex,
@@ -86,6 +87,7 @@ __all__ = [
     "Review",
     "ReviewOptions",
     "parse_deny",
+    "remade_findings",
     "review_admission",
     "review_documents",
 ]
@@ -403,13 +405,29 @@ def _satisfiability(
                       f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                       None, Severity.WARNING, fail_open=exc.where)]
     notes = sound_for_target(notes, spec, options.target)
-    if not _allocated(doc, ref, inventory):
+    now_asked = not _allocated(doc, ref, inventory)
+    if now_asked:  # (without a budget running out, these steps are rechecks.claim_notes)
         try:  # "not now" is only a hint: without time for it, an info note marked fail_open
             notes += capacity_in_use(spec, inventory, base=base, ever=notes, namespace=ref.namespace or "default",
                                      budget=budget)
         except BudgetExceeded as exc:
             notes.append(now_not_checked(exc.where))
+    if rechecks.active() and not (options.mutate or options.show_mutations) and rechecks.plain_notes(tuple(notes)):
+        rechecks.record(id(doc), rechecks.ClaimCheck(spec, base, ref.namespace or "default", now_asked, tuple(notes),
+                                                     doc=doc, static=tuple(checked.review.findings)))
     checked.review.findings.extend(_note_finding(doc, ref, note, options) for note in notes)
+
+
+def remade_findings(check: rechecks.Check, options: ReviewOptions) -> list[Finding]:
+    """An object's findings from its (new) engine answers, as the pipeline makes them: those made
+    without the inventory's devices, then one per note — for a claim or template
+    (:func:`_satisfiability`), and for a plain Pod (:func:`_workload_review`; a Pod's notes are not
+    reworded: only a workload's are, :func:`_workload_satisfiability`)."""
+    if check.doc is None:
+        raise ValueError("a check the pipeline did not complete")
+    notes = check.notes if isinstance(check, rechecks.ClaimCheck) else (*check.notes, *check.capacity)
+    ref = _ref(check.doc)
+    return [*check.static, *(_note_finding(check.doc, ref, n, options) for n in notes)]
 
 
 def _allocated(doc: Document, ref: ObjectRef, inventory: Inventory) -> bool:
@@ -598,7 +616,9 @@ def _workload_review(
         return None
     review = ObjectReview(ref=ref)
     review.findings.extend(_workload_findings(doc, ref, workload, options))
+    static = tuple(review.findings)
     review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options))
+    rechecks.add_static(doc, static)
     return review
 
 
@@ -636,6 +656,7 @@ def _workload_satisfiability(
     read, only a proof made without it stands (more claims can only make it harder), and no
     replica count is made.
     """
+    rechecks.record(id(doc), None)  # replaced below when the pod is plain (the rechecks module's docstring)
     checkable = [t for t in workload.templates if t.valid]
     if inventory is None or not checkable:
         return []
@@ -654,20 +675,36 @@ def _workload_satisfiability(
                                   "inventory files)", t.template.spec_path.child("resourceClaims"), Severity.WARNING)]
                 answers.append((t, PodVerdict([], None), out_notes))
             continue
+        # what a recorded check keeps (rechecks), written out once and handed to check_pod
+        written = rechecks.written(request, inventory) if rechecks.active() else None
         try:
-            verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target,
-                                every_class=t.template.per_node)
+            if written is None:
+                verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target,
+                                    every_class=t.template.per_node)
+            else:
+                verdict = check_pod(request, inventory, budget=budget, strict=options.strict, target=options.target,
+                                    every_class=t.template.per_node, claims_text=written[0], effect=written[1])
         except BudgetExceeded as exc:
             verdict = PodVerdict([Note(Reason.SATISFIABILITY_UNKNOWN,
                                        f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                                        None, Severity.WARNING, fail_open=exc.where)], None)
         notes = list(verdict.notes)
-        if workload.is_pod and not t.unknown and not t.unresolved and _pending(doc):
+        now_asked = workload.is_pod and not t.unknown and not t.unresolved and _pending(doc)
+        capacity: list[Note] = []
+        if now_asked:
             try:  # "not now" is only a hint: without time for it, an info note marked fail_open
-                notes += pod_capacity_in_use(request, inventory, verdict, namespace=ref.namespace or "default",
-                                             budget=budget, target=options.target)
+                capacity = pod_capacity_in_use(request, inventory, verdict, namespace=ref.namespace or "default",
+                                               budget=budget, target=options.target)
             except BudgetExceeded as exc:
-                notes.append(now_not_checked(exc.where))
+                capacity = [now_not_checked(exc.where)]
+            notes += capacity
+        if (written is not None and workload.is_pod and len(workload.templates) == 1 and not t.unknown
+                and not t.unresolved and not t.template.per_node
+                and rechecks.plain_notes(tuple(notes))):
+            # the pod's findings below are its verdict's notes and its capacity notes, nothing else
+            rechecks.record(id(doc), rechecks.PodCheck(
+                request, written[0], ref.namespace or "default", now_asked, verdict.satisfiable,
+                tuple(verdict.notes), tuple(capacity), effect=written[2]))
         if t.unknown:
             notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
                               f"the pod's claims are not all checked: draguard cannot see {', '.join(t.unknown)} "

@@ -8,7 +8,7 @@ capacity requests the mutating webhook may fill with the policy default).  The p
 per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 """
 
-from .check import SEARCH_DEADLINE, check_claim_spec
+from .check import SEARCH_DEADLINE, check_claim_spec, spec_text
 from .defaults import DefaultFill, policy_defaults
 from .now import (
     HeldFigures,
@@ -28,7 +28,7 @@ from .pod import (
     PodVerdict,
     ReplicaCount,
 )
-from .podcheck import check_pod
+from .podcheck import check_pod, claims_key, distinct_infos, placement_effect
 from .replicas import count_replicas
 from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 from .versions import sound_for_target
@@ -52,14 +52,18 @@ __all__ = [
     "capacity_in_use",
     "check_claim_spec",
     "check_pod",
+    "claims_key",
     "class_usage",
     "count_replicas",
+    "distinct_infos",
     "held_figures",
     "holders_phrase",
     "now_not_checked",
+    "placement_effect",
     "plan_claim",
     "pod_capacity_in_use",
     "policy_defaults",
     "real_devices",
     "sound_for_target",
+    "spec_text",
 ]

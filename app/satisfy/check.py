@@ -25,7 +25,7 @@ from .notes import capacity_notes
 from .plan import RequestPlan, plan_claim
 from .search import NOTHING_HELD, Held, Outcome, OutcomeKind, search_group
 
-__all__ = ["SEARCH_DEADLINE", "SEARCH_UNDECIDED", "check_claim_spec"]
+__all__ = ["SEARCH_DEADLINE", "SEARCH_UNDECIDED", "check_claim_spec", "spec_text"]
 
 SEARCH_UNDECIDED = "could not decide whether the claim can be allocated"
 """The start of the SatisfiabilityUnknown message of a search cut short (for people; machines read
@@ -264,7 +264,8 @@ def _error_note(out: Outcome, severity: Severity) -> Note:
 
 
 def check_claim_spec(
-    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, budget: Budget | None = None, strict: bool = False
+    spec: ResourceClaimSpec, inventory: Inventory, *, base: Path, budget: Budget | None = None, strict: bool = False,
+    text: str | None = None,
 ) -> list[Note]:
     """Satisfiability notes for one claim spec (``base`` is ``spec`` or ``spec.spec``).
 
@@ -272,11 +273,12 @@ def check_claim_spec(
     ``SatisfiabilityUnknown`` note marked ``fail_open`` = :data:`SEARCH_DEADLINE`.
     The answer depends only on the spec and the snapshot, so it is remembered on the snapshot
     (a bounded LRU: see :class:`~app.inventory.cache.BoundedCache`) — the webhook sees the same
-    few claim specs over and over.  An answer cut short is not remembered.
+    few claim specs over and over.  An answer cut short is not remembered.  ``text``: :func:`spec_text`
+    of ``spec``, when the caller keeps it (the audit asks of one spec on every new snapshot).
     """
-    try:  # opaque driver config never changes an allocation, and may nest 10,000 levels deep
-        text = spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}})
-    except ValueError:
+    if text is None:
+        text = spec_text(spec)
+    if text is None:
         return _check(spec, inventory, base=base, budget=budget, strict=strict)
     key = ("notes", text, str(base), strict)
     cached = inventory.cache.get(key)
@@ -286,6 +288,15 @@ def check_claim_spec(
     if not any(n.fail_open for n in notes):  # the one way an answer says "cut short"
         inventory.cache.put(key, tuple(notes), weight=1 + len(text) // 256)
     return notes
+
+
+def spec_text(spec: ResourceClaimSpec) -> str | None:
+    """The spec as :func:`check_claim_spec` remembers its answer by: written out without the opaque
+    driver config (it never changes an allocation, and may nest 10,000 levels deep: then None)."""
+    try:
+        return spec.model_dump_json(by_alias=True, exclude={"devices": {"config"}})
+    except ValueError:
+        return None
 
 
 def _check(

@@ -12,6 +12,7 @@ doubt about the inventory (:mod:`.doubts`) make the answer unknown, never a deni
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from .pod import ClassVerdict, PodClaim, PodRequest, PodVerdict
 from .podexplain import class_reason, summary
 from .search import Held, Outcome, OutcomeKind
 
-__all__ = ["Candidate", "PodProblem", "check_pod"]
+__all__ = ["Candidate", "PodProblem", "check_pod", "claims_key", "distinct_infos", "placement_effect"]
 
 IMPLICIT_NAME = "<extended-resources>"
 
@@ -427,6 +428,19 @@ def search_candidate(cand: Candidate, held: Held, budget: Budget | None, memo: d
     return got
 
 
+class _Unset(enum.Enum):
+    UNSET = enum.auto()
+
+
+_UNSET = _Unset.UNSET
+
+
+def claims_key(request: PodRequest) -> str | None:
+    """:func:`_claims_key`, public: what a caller that re-checks one request on several snapshots
+    computes once and passes to :func:`check_pod`."""
+    return _claims_key(request)
+
+
 def _claims_key(request: PodRequest) -> str | None:
     """The pod's claims and containers as text (what a variant's problem is built from, and the
     origins its reasons name) — not its placement.  None when a spec cannot be written out."""
@@ -442,12 +456,65 @@ def _claims_key(request: PodRequest) -> str | None:
     return repr((claims, containers, str(request.spec_path)))
 
 
-def _request_key(claims_text: str | None, request: PodRequest) -> str | None:
-    """The pod's question as text: its claims and containers (``claims_text``, :func:`_claims_key`)
-    and its placement.  None when a spec cannot be written out (nested too deep), and then
-    nothing is remembered."""
+_MAX_EFFECT_INFOS = 64
+"""Distinct node infos up to which a pod's placement is keyed by its effect (:func:`placement_effect`):
+the effect costs one filter decision per info for every pod asked (a few microseconds each), a
+price worth paying while clusters have a few node pools times a few zones; beyond, the placement's
+text is the key, as it was."""
+
+
+def distinct_infos(inventory: Inventory) -> tuple[NodeInfo, ...]:
+    """The snapshot's distinct :class:`NodeInfo` objects (interned: equal infos are one object), in
+    first-seen order; once per snapshot.  Equal tuples on two snapshots mean equal
+    :func:`placement_effect` for every request."""
+    hit = inventory.cache.get(("distinct-infos",))
+    if isinstance(hit, tuple):
+        return hit
+    seen: dict[int, NodeInfo] = {}
+    for info in inventory.node_info.values():
+        seen.setdefault(id(info), info)
+    infos = tuple(seen.values())
+    inventory.cache.put(("distinct-infos",), infos, weight=1 + len(infos) // 64)
+    return infos
+
+
+def placement_effect(request: PodRequest, inventory: Inventory) -> str | None:
+    """What the pod's placement *does* on this snapshot, as text: per distinct node info, the
+    filter's answer (which filter turns it away and why, strict and lenient).  The check reads the
+    placement only through :meth:`PlacementFilter.miss` on (name, info) — unless the filter decides
+    by name (``nodeName``, ``matchFields``) — and a node without info passes every filter, so two
+    pods with the same claims and the same effect get the same verdict: pods that differ in a
+    toleration of a taint no node has, or a selector every node matches, share one check.  None
+    (key by the placement's text) when the filter reads names or the snapshot has too many infos."""
+    infos = distinct_infos(inventory)
+    if len(infos) > _MAX_EFFECT_INFOS:
+        return None
+    pins = [c.allocation for c in request.claims if c.allocation is not None]
+    flt = PlacementFilter(request.placement, pins)
+    if flt.by_name:
+        return None
+    out: list[object] = []
+    for info in infos:
+        strict_miss = flt.miss("", info)
+        out.append(None if strict_miss is None else (strict_miss, flt.miss("", info, lenient=True)))
+    return repr(out)
+
+
+def _request_key(claims_text: str | None, request: PodRequest, inventory: Inventory | None = None,
+                 effect: str | _Unset | None = _UNSET) -> tuple[str, ...] | None:
+    """The pod's question as texts: its claims and containers (``claims_text``, :func:`_claims_key`)
+    and its placement — by its effect on ``inventory``'s nodes when that can be said
+    (:func:`placement_effect`; ``effect`` when the caller has it), else by its text.  A tuple, not
+    one joined text: a caller that passes the same strings again (the audit's rechecks) hashes none
+    of them again.  None when a spec cannot be written out (nested too deep), and then nothing is
+    remembered."""
     if claims_text is None:
         return None
+    if inventory is not None:
+        if isinstance(effect, _Unset):
+            effect = placement_effect(request, inventory)
+        if effect is not None:
+            return (claims_text, "effect", effect)
     place = request.placement
     try:
         placement = (place.node_name, sorted(place.node_selector.items()),
@@ -455,14 +522,20 @@ def _request_key(claims_text: str | None, request: PodRequest) -> str | None:
                      [t.model_dump_json(by_alias=True) for t in place.tolerations])
     except ValueError:
         return None
-    return repr((claims_text, placement))
+    return (claims_text, repr(placement))
 
 
 def check_pod(
     request: PodRequest, inventory: Inventory, *, budget: Budget | None = None, strict: bool = False,
     target: Target = DEFAULT_TARGET, now: bool = False, every_class: bool = False,
+    claims_text: str | _Unset | None = _UNSET, effect: str | _Unset | None = _UNSET,
 ) -> PodVerdict:
     """Whether some node the pod may use can allocate all of its claims (see the module docstring).
+
+    ``claims_text``: :func:`claims_key` of ``request`` when the caller has it already (the audit's
+    re-check of a remembered pod), so a remembered verdict costs no writing out of the claims;
+    ``effect``: :func:`placement_effect` of ``request`` on ``inventory``, likewise (the caller
+    vouches that it is this snapshot's: it depends only on the snapshot's :func:`distinct_infos`).
 
     ``now`` starts from the cluster's allocations (``Inventory.cluster.allocations``); otherwise
     only the pod's own allocated claims hold devices.  ``budget`` bounds the work: a search cut
@@ -471,12 +544,15 @@ def check_pod(
 
     The verdict depends only on the request and the snapshot's devices, so — like a claim's
     answer — it is remembered on the snapshot (its bounded LRU): a Deployment's replicas, the
-    audit's namespaces and a webhook's retries ask the same question over and over.  Not
+    audit's namespaces and a webhook's retries ask the same question over and over.  The key holds
+    the placement by its effect on the snapshot's nodes (:func:`placement_effect`), so pods whose
+    placements differ only where no node tells them apart share it.  Not
     remembered: answers cut short by the budget, and "now" answers (they read the cluster's
     allocations, which a snapshot shares its cache across).
     """
-    claims_text = _claims_key(request)
-    text = None if now else _request_key(claims_text, request)
+    if isinstance(claims_text, _Unset):
+        claims_text = _claims_key(request)
+    text = None if now else _request_key(claims_text, request, inventory, effect)
     key = ("pod", text, strict, every_class, target.version, tuple(sorted(target.overrides.items())))
     if text is not None:
         cached = inventory.cache.get(key)
@@ -486,7 +562,7 @@ def check_pod(
                          every_class=every_class, claims_text=claims_text)
     if text is not None and not any(n.fail_open for n in verdict.notes):
         inventory.cache.put(key, PodVerdict(list(verdict.notes), verdict.satisfiable, verdict.per_class),
-                            weight=1 + len(text) // 256 + len(verdict.per_class) // 4)
+                            weight=1 + sum(map(len, text)) // 256 + len(verdict.per_class) // 4)
     return verdict
 
 

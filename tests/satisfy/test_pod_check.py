@@ -298,3 +298,45 @@ def test_groups_of_a_class_with_different_shares_consumed_are_not_held_alike() -
     mixed = check_pod(ask, consumed("30Gi", "10Gi"), now=True, every_class=True)
     assert mixed.satisfiable is True
     assert sorted((c.nodes, c.ok) for c in mixed.per_class) == [(("node-a",), False), (("node-b",), True)]
+
+
+# ------------------------------------------------------------------ the verdict remembered per placement effect
+_PLACEMENTS: list[dict[str, Any]] = [
+    {},
+    {"tolerations": [{"key": "nothing-has-this", "operator": "Exists"}]},  # the same effect as {}
+    {"tolerations": [{"key": "team", "operator": "Exists"}]},
+    {"tolerations": [{"key": "team", "operator": "Equal", "value": "y"}]},  # the wrong value: as {}
+    {"node_selector": {"zone": "z0"}},
+    {"node_selector": {"zone": "z1"}, "tolerations": [{"key": "team", "operator": "Exists"}]},
+    {"node_selector": {"zone": "none"}},
+    {"affinity": _aff({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]})},
+    {"tolerations": [{"key": "maint", "operator": "Exists"}]},  # node-b: cordoned either way, but only for now
+    {"node_name": "node-c"},  # decided by name: keyed by the placement's text
+    {"node_name": "node-a"},
+]
+
+
+def _zoned() -> Any:
+    taint = [{"key": "team", "value": "x", "effect": "NoSchedule"}]
+    maint = [{"key": "maint", "value": "", "effect": "NoSchedule"}]
+    return build_inventory([dclass(), knode("node-a", zone="z0"),
+                            knode("node-b", zone="z0", unschedulable=True, taints=maint),
+                            knode("node-c", zone="z1", taints=taint), knode("node-d", zone="z1"),
+                            rslice("node-a", [device("gpu-0")]), rslice("node-b", [device("gpu-0")]),
+                            rslice("node-c", [device("gpu-0"), device("gpu-1")]), rslice("node-d", [])])
+
+
+def test_a_verdict_remembered_under_the_placements_effect_is_the_pods_own() -> None:
+    """Pods with the same claims whose placements act alike on every node info share one verdict;
+    each pod's remembered answer equals the one it gets asked alone on a fresh snapshot."""
+    two = claim(req("gpu", count=2))
+    for every_class in (False, True):
+        for claims in ((pclaim("gpu", GPU),), (pclaim("gpu", two),)):
+            shared = _zoned()
+            for placement in _PLACEMENTS:
+                asked = pod(*claims, **placement)
+                remembered = check_pod(asked, shared, every_class=every_class)
+                alone = check_pod(asked, _zoned(), every_class=every_class)
+                assert (remembered.satisfiable, remembered.notes, remembered.per_class) == (
+                    alone.satisfiable, alone.notes, alone.per_class), placement
+            assert len(_remembered(shared)) < len(_PLACEMENTS)  # alike effects shared one entry

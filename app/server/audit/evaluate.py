@@ -23,8 +23,28 @@ review depends on its content and the snapshot only.  Objects are grouped by *co
 message may name objects of the object's own namespace) and one representative per group is
 reviewed; the answer is kept with the snapshot it was computed against and reused while both
 are unchanged.  Pods of one ReplicaSet, or 10,000 pods from a few manifests, cost a handful of
-reviews; a new snapshot re-reviews each distinct content once (the satisfiability check's own
-caches then serve equal claim specs in one snapshot).
+reviews.
+
+Why a new snapshot (a ResourceSlice changed) does not cost every distinct content a review: a
+plain pending Pod's findings are made of its content, of what its claims resolve to, and of two
+engine answers — could it ever run, does it fit now; a claim's, a template's or a class probe's of
+its spec and the same two questions asked of the spec (:mod:`app.review.rechecks`).  The engine
+keeps, per content, those answers and the request or spec they were asked of (a :class:`Check`);
+on a new snapshot that reads alike outside the two answers (:func:`reads_alike`: the same extended
+resource names; :func:`refs_alike`: the same cluster claims and templates behind the object's own
+references — allocations elsewhere do not count) it asks them again of what it kept — the
+engine's own memory serves every pod with the same claims and the same placement effect, and every
+equal spec, at once — and keeps the findings when both answers are equal, which is exactly what a
+review from scratch would give.  When an answer changed, the findings are made again from the new
+answers and the findings that never read the devices (:func:`remade_findings`, the pipeline's own
+last step).  A content whose answers could not be had in time, or that shares another namespace's
+clean answer and is not clean any more, goes through the pipeline again; so do workloads (replica
+counts) and pods the engine could not fully read.  Why this and not per-class answers carried by
+content keys: the per-class searches are already shared by every pod with the same claims within a
+snapshot; what a new snapshot cost was each pod's pipeline (decoding, validation, resolving, the
+walk over ~20 node classes), and that is what is skipped.  Memory: one :class:`Check` per audited
+content of the last pass (the kept request or spec, its notes and the findings made before them),
+dropped with it.
 """
 
 from __future__ import annotations
@@ -38,7 +58,18 @@ from typing import Any
 
 from ...inventory import Inventory
 from ...k8s import Document, Finding, Reason, Severity, find_pod_templates, workload_kind_for
-from ...review import ReviewOptions, review_documents
+from ...review import (
+    Check,
+    Ref,
+    ReviewOptions,
+    object_refs,
+    reads_alike,
+    recheck,
+    recording,
+    refs_alike,
+    remade_findings,
+    review_documents,
+)
 
 __all__ = ["AuditEngine", "AuditFinding", "AuditResult", "Subject", "audited"]
 
@@ -85,6 +116,12 @@ class AuditResult:
     """Objects the pass looked at (after the filters above)."""
     reviewed: int = 0
     """Distinct contents that went through the pipeline this pass (the rest came from memory)."""
+    carried: int = 0
+    """Distinct contents whose answer was carried to a new snapshot: their engine answers, asked
+    again, were equal (module docstring)."""
+    redecided: int = 0
+    """Distinct contents whose findings were made again from new engine answers, without the rest
+    of the pipeline (module docstring)."""
 
 
 def _owned_by_workload(meta: Mapping[str, Any]) -> bool:
@@ -206,9 +243,17 @@ class AuditEngine:
         self._known: dict[tuple[Any, Any, Any], _Known] = {}
         self._answers: dict[Any, _Answer] = {}
         self._pass = 0
-        self._clean: set[Any] = set()
-        """Namespace-free contents whose review had nothing to say against ``_clean_snapshot``."""
+        self._clean: dict[Any, Any] = {}
+        """Namespace-free contents whose review had nothing to say against ``_clean_snapshot`` → the
+        content key that was reviewed for them."""
         self._clean_snapshot: Inventory | None = None
+        self._checks: dict[Any, tuple[Check, bool, tuple[Ref, ...]]] = {}
+        """Content key → the engine answers its findings were made of, on ``_checks_snapshot``,
+        whether they are its own (False: a clean answer shared from another namespace's review), and
+        the cluster's claims and templates its own review looks up (:func:`object_refs`).
+        Plain Pods, claims, templates and class probes (:mod:`app.review.rechecks`); bounded like
+        ``_answers``: the contents of the last pass."""
+        self._checks_snapshot: Inventory | None = None
 
     def evaluate(self, objects: Iterable[Mapping[str, Any]], inventory: Inventory | None) -> AuditResult:
         """Findings for every audited object of ``objects`` against ``inventory`` (the function
@@ -236,8 +281,11 @@ class AuditEngine:
                 representative[key] = _probe_claim(name)
         stale = [k for k in groups if (a := self._answers.get(k)) is None or a.snapshot is not inventory]
         result = AuditResult(audited=sum(len(m) for m in groups.values()))
-        result.reviewed = self._review_stale(stale, representative, inventory)
+        carried = self._carry(stale, inventory, result)
+        result.reviewed = self._review_stale([k for k in stale if k not in carried], representative, inventory)
         self._answers = {k: self._answers[k] for k in groups}
+        self._checks = {k: c for k, c in self._checks.items() if k in groups}
+        self._checks_snapshot = inventory
         for key, subjects in groups.items():
             answer = self._answers[key]
             if not answer.findings:
@@ -266,6 +314,50 @@ class AuditEngine:
         self._known[ident] = known
         return known if is_audited else None
 
+    def _carry(self, stale: list[Any], inventory: Inventory | None, result: AuditResult) -> set[Any]:
+        """The stale contents answered on ``inventory`` from their kept engine answers, asked again
+        on it (module docstring): kept when equal, made again from the new answers when not.  Each
+        distinct :class:`Check` is asked once (contents sharing a clean answer share their
+        representative's; when it is not clean any more, they are reviewed: the findings would
+        name the representative's namespace)."""
+        before = self._checks_snapshot
+        if inventory is None or before is None or not self._checks or not reads_alike(before, inventory):
+            self._checks = {}
+            return set()
+        done: set[Any] = set()
+        asked: dict[int, tuple[Check, Check | None]] = {}  # holds the check: its id stays its own
+        same_refs: dict[Ref, bool] = {}
+        options = self.options
+        for key in stale:
+            kept = self._checks.get(key)
+            answer = self._answers.get(key)
+            if kept is None or answer is None:
+                continue
+            check, own, refs = kept
+            if not refs_alike(refs, before, inventory, same_refs):  # what its references resolve to changed
+                del self._checks[key]
+                continue
+            hit = asked.get(id(check))
+            if hit is not None and hit[0] is check:
+                again = hit[1]
+            else:
+                again = recheck(check, inventory, deadline_seconds=options.deadline_seconds, strict=options.strict,
+                                target=options.target)
+                asked[id(check)] = (check, again)
+            if again == check:
+                self._answers[key] = _Answer(inventory, answer.findings)
+                result.carried += 1
+            elif again is not None and own and again.doc is not None:
+                found = tuple(f for f in remade_findings(again, options) if f.severity is not Severity.INFO)
+                self._answers[key] = _Answer(inventory, found)
+                self._checks[key] = (again, True, refs)
+                result.redecided += 1
+            else:
+                del self._checks[key]
+                continue
+            done.add(key)
+        return done
+
     def _review_stale(self, stale: list[Any], representative: Mapping[Any, Mapping[str, Any]],
                       inventory: Inventory | None) -> int:
         """Answers for every stale content; returns how many went through the pipeline.
@@ -278,14 +370,14 @@ class AuditEngine:
         (its messages may name objects of its own namespace): each namespace's is its own review.
         """
         if self._clean_snapshot is not inventory:
-            self._clean, self._clean_snapshot = set(), inventory
+            self._clean, self._clean_snapshot = {}, inventory
         index = _ReferenceIndex(k for k in self._known.values() if k.seen == self._pass) if len(stale) > 1 else None
         first: dict[Any, Any] = {}
         rest: list[tuple[Any, Any]] = []
         for key in stale:
             shared = _shared_key(key, representative[key], index)
             if shared is not None and shared in self._clean:
-                self._answers[key] = _Answer(inventory, ())
+                self._share_clean(key, self._clean[shared], representative[key], inventory)
             elif shared is not None and shared not in first:
                 first[shared] = key
             else:
@@ -293,23 +385,41 @@ class AuditEngine:
         self._review(list(first.values()), representative, inventory)
         for shared, key in first.items():
             if not self._answers[key].findings:
-                self._clean.add(shared)
+                self._clean[shared] = key
         later = []
         for key, shared in rest:
             if shared is not None and shared in self._clean:
-                self._answers[key] = _Answer(inventory, ())
+                self._share_clean(key, self._clean[shared], representative[key], inventory)
             else:
                 later.append(key)
         self._review(later, representative, inventory)
         return len(first) + len(later)
+
+    def _share_clean(self, key: Any, reviewed: Any, obj: Mapping[str, Any], inventory: Inventory | None) -> None:
+        """``key``'s answer is the empty one of ``reviewed`` (equal content in another namespace);
+        so is what it is made of: on a later snapshot, ``reviewed``'s engine answers asked again
+        decide for both — while what ``key``'s own references (``obj``'s) resolve to is unchanged."""
+        self._answers[key] = _Answer(inventory, ())
+        kept = self._checks.get(reviewed)
+        if kept is not None:
+            self._checks[key] = (kept[0], False, object_refs(obj, key[0]))
+        else:
+            self._checks.pop(key, None)
 
     def _review(self, keys: list[Any], representative: Mapping[Any, Mapping[str, Any]],
                 inventory: Inventory | None) -> None:
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start:start + _CHUNK]
             docs = [Document(obj=_fresh(representative[k])) for k in chunk]
-            review = review_documents(docs, inventory=inventory, options=self.options,
-                                      merge_inventory_objects=False)
+            with recording() as log:
+                review = review_documents(docs, inventory=inventory, options=self.options,
+                                          merge_inventory_objects=False)
+            for key, doc in zip(chunk, docs, strict=True):
+                check = log.get(id(doc))
+                if check is not None and check.doc is not None:
+                    self._checks[key] = (check, True, object_refs(representative[key], key[0]))
+                else:
+                    self._checks.pop(key, None)
             by_ref: dict[tuple[str, str, str], list[Finding]] = {}
             for obj_review in review.objects:
                 ref = obj_review.ref

@@ -100,7 +100,11 @@ def test_unchanged_objects_and_snapshot_are_not_reviewed_again() -> None:
     third = engine.evaluate(changed, inv)
     assert third.reviewed == 1
     assert ("ResourceClaimTemplate", "c", "t40", "Unsatisfiable") not in reasons(third)
-    assert engine.evaluate(changed, inventory(SMALL)).reviewed == 4  # a new snapshot: every content once
+    # a new snapshot: each content's engine answers are asked again of the spec or request kept from
+    # its review, and are equal, so its answer is carried instead of reviewed
+    fourth = engine.evaluate(changed, inventory(SMALL))
+    assert (fourth.reviewed, fourth.carried) == (0, 4)
+    assert reasons(fourth) == reasons(third)
 
 
 def test_device_class_no_device_serves_any_more_is_a_cluster_finding() -> None:
@@ -204,7 +208,8 @@ def test_clean_answers_are_shared_across_namespaces_findings_never() -> None:
     assert first.findings == [] and first.audited == 40
     assert first.reviewed == 2  # one template, one pod: the other namespaces' contents are equal and clean
     inv = inventory(SMALL)
-    assert engine.evaluate(objects, inv).reviewed == 2  # a new snapshot: the same two again
+    again = engine.evaluate(objects, inv)  # a new snapshot: the answers are carried, the shared
+    assert (again.reviewed, again.carried) == (0, 40)  # engine answers asked once per representative
     # findings are each namespace's own review (messages may name the namespace's own objects)
     unsatisfiable = [template(f"ns{i}", "t40", "40Gi") for i in range(3)]
     found = engine.evaluate(objects + unsatisfiable, inv)
