@@ -514,7 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     sched = str(binaries()["KUBE_SCHEDULER"])
     if args.buildinfo:
         print("\n".join(buildinfo(sched)))
-    print(f"load average {os.getloadavg()[0]:.2f} at the start; kube-scheduler {sched}")
+    shown = os.path.relpath(sched, ROOT) if sched.startswith(str(ROOT) + os.sep) else sched  # no machine paths in RESULTS.md
+    print(f"load average {os.getloadavg()[0]:.2f} at the start; kube-scheduler {shown}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         inventory, claims = args.inventory, args.claims
