@@ -58,10 +58,6 @@ class LiveClaims:
         self._published_claims: Mapping[ObjectKey, HeldClaim] | None = None
         self._published_templates: Mapping[ObjectKey, ResourceClaimSpec | None] | None = None
 
-    @property
-    def claim_count(self) -> int:
-        return len(self._claims)
-
     def put(self, key: ObjectKey, claim: HeldClaim) -> None:
         """A claim added or changed (any field: allocation, reservedFor, spec, deletion)."""
         old = self._claims.get(key)

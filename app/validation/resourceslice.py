@@ -225,21 +225,15 @@ def _validate_device(
 ) -> list[FieldError]:
     """``validateDevice``: name, attribute/capacity budget and keys, request policies, taints,
     counter consumption, per-device node selection and binding conditions."""
-    if old is None:
-        if _plainly_valid(device, per_device_node_selection):
-            return []
-        return _validate_device_long(device, path, per_device_node_selection)
+    if old is None and _plainly_valid(device, per_device_node_selection):
+        return []
     return _validate_device_rules(device, old, path, per_device_node_selection)
-
-
-def _validate_device_long(device: Device, path: Path, per_device_node_selection: bool) -> list[FieldError]:
-    """A new device's rules the long way, every field path built (what the fast path stands in for)."""
-    return _validate_device_rules(device, None, path, per_device_node_selection)
 
 
 def _validate_device_rules(
     device: Device, old: Device | None, path: Path, per_device_node_selection: bool
 ) -> list[FieldError]:
+    """The device's rules the long way, every field path built (what the fast path stands in for)."""
     errs = validate_dns1123_label(device.name, path.child("name"))
     total = len(device.attributes) + len(device.capacity)
     if total > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:

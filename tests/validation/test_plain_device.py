@@ -99,7 +99,7 @@ def test_the_fast_path_never_calls_a_device_with_errors_valid() -> None:
 
 def _long_way(device: Device, per_device: bool) -> list[str]:
     """The full rules of a new device, every path built."""
-    return [str(e) for e in resourceslice._validate_device_long(device, Path.root("d"), per_device)]
+    return [str(e) for e in resourceslice._validate_device_rules(device, None, Path.root("d"), per_device)]
 
 
 def test_a_slice_of_plain_devices_is_valid_and_a_bad_one_among_them_named() -> None:
@@ -112,9 +112,9 @@ def test_a_slice_of_plain_devices_is_valid_and_a_bad_one_among_them_named() -> N
 
 def test_the_spec_validator_takes_the_fast_path_for_plain_devices(monkeypatch: Any) -> None:
     calls: list[str] = []
-    real = resourceslice._validate_device_long
-    monkeypatch.setattr(resourceslice, "_validate_device_long",
-                        lambda d, p, s: calls.append(d.name) or real(d, p, s))
+    real = resourceslice._validate_device_rules
+    monkeypatch.setattr(resourceslice, "_validate_device_rules",
+                        lambda d, o, p, s: calls.append(d.name) or real(d, o, p, s))
     raw = rslice([{"name": "gpu-0", "attributes": {"model": {"string": "h100"}}},
                   {"name": "gpu-1", "attributes": {"model": {"string": "x" * 65}}}])
     from draguard.k8s.models import ResourceSliceSpec
