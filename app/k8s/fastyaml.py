@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml_rs
 
-__all__ = ["DOCUMENT_START", "LEADING_TRIVIA", "fast_yaml_documents", "needs_careful_reader"]
+__all__ = ["DOCUMENT_START", "LEADING_TRIVIA", "fast_yaml_documents", "has_control_characters", "needs_careful_reader"]
 
 _FLOW_CHARS = re.compile(r"[\[\]{},]+")
 _QUOTED = re.compile(
@@ -59,6 +59,8 @@ token not ending in ``:`` followed by colons (the token as a mapping key, ``yes:
 C-level search instead of a Python loop over every distinct token (uuids and names make
 thousands per inventory file)."""
 _CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
+_ASCII_NOT_CONTROL = bytes(b for b in range(128) if not _CONTROL.match(chr(b)))
+"""The ASCII bytes :data:`_CONTROL` does not match: deleting them from an ASCII text leaves its control characters."""
 DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 """A ``---`` line: where an explicit YAML document starts."""
 LEADING_TRIVIA = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*")
@@ -78,7 +80,7 @@ def needs_careful_reader(text: str) -> bool:
     inside a larger plain scalar, never a whole plain scalar.  Quoted text across lines, tags
     and anchors in front of quotes (``!!str "x"``, ``&a 'x'``) are still judged.
     """
-    if _CONTROL.search(text) or text.startswith("%") or "\n%" in text:
+    if has_control_characters(text) or text.startswith("%") or "\n%" in text:
         return True
     view = _without_quoted(text)
     view = _COMMENT.sub("", view) if "#" in view else view
@@ -88,6 +90,19 @@ def needs_careful_reader(text: str) -> bool:
         for t in flow:
             tokens.update(_FLOW_CHARS.split(t))
     return _RISKY_LINE.search("\n".join(tokens)) is not None
+
+
+def has_control_characters(text: str) -> bool:
+    """Whether ``text`` holds a character of :data:`_CONTROL` (YAML readers differ on them).
+
+    An ASCII text (what inventories and manifests nearly always are; ``str.isascii`` is a flag
+    lookup) is encoded and its ordinary bytes deleted with ``bytes.translate``, a table-driven
+    C loop: ~0.05 s over 53 MB where the character-class search takes ~0.35 s.  Other texts
+    are searched with the pattern.
+    """
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _ASCII_NOT_CONTROL))
+    return _CONTROL.search(text) is not None
 
 
 def _without_quoted(text: str) -> str:

@@ -243,19 +243,28 @@ def has_disabled_fields(kind: str, obj: dict[str, Any], target: Target, old: dic
     return any(any(_find(obj, group)) for group, _ in _disabled_groups(kind, target, old))
 
 
-# A trie for :func:`_any_present`: per node, its field heads (field -> (step, terminal)), and the
-# step for every list item and for every map value (or None).
-_Step = tuple[dict[str, tuple[Any, bool]], Any, Any]
+class _Step:
+    """A node of the trie :func:`_any_present` walks, laid out for that walk: the field names
+    that end a pattern (``ends``, one C-level ``isdisjoint`` against an object's keys), the
+    fields to descend into (``into``), the step for every list item and for every map value,
+    and — when the map values' step only names ending fields, as the attributes of a device
+    do (``attributes.*.bools``) — those names alone (``value_ends``), so a map of 20 attributes
+    is 20 ``isdisjoint`` calls and no recursion."""
+
+    __slots__ = ("ends", "into", "items", "value_ends", "values")
+
+    def __init__(self, trie: _Trie) -> None:
+        named = {head: entry for head, entry in trie.items() if head not in ("[]", "{}")}
+        self.ends = frozenset(head for head, (_, end) in named.items() if end >= 0)
+        self.into = tuple((head, _Step(child)) for head, (child, _) in named.items() if child)
+        items, values = trie.get("[]"), trie.get("{}")
+        self.items = _Step(items[0]) if items and items[0] else None
+        self.values = _Step(values[0]) if values and values[0] else None
+        leaf = self.values is not None and not (self.values.into or self.values.items or self.values.values)
+        self.value_ends = self.values.ends if leaf and self.values is not None else None
+
+
 _STEPS: dict[tuple[Pattern, ...], _Step] = {}
-
-
-def _steps(trie: _Trie) -> _Step:
-    fields = {head: (_steps(child) if child else None, end >= 0)
-              for head, (child, end) in trie.items() if head not in ("[]", "{}")}
-    items = trie.get("[]")
-    values = trie.get("{}")
-    return (fields, _steps(items[0]) if items and items[0] else None,
-            _steps(values[0]) if values and values[0] else None)
 
 
 def _combined_steps(groups: tuple[GatedGroup, ...]) -> _Step:
@@ -264,31 +273,36 @@ def _combined_steps(groups: tuple[GatedGroup, ...]) -> _Step:
     if steps is None:
         if len(_STEPS) >= _OFF_LIMIT:
             _STEPS.clear()
-        steps = _STEPS[patterns] = _steps(_trie(patterns))
+        steps = _STEPS[patterns] = _Step(_trie(patterns))
     return steps
 
 
-def _any_present(obj: Any, steps: _Step) -> bool:
-    """Whether any pattern of ``steps`` names a field present in ``obj`` (what makes ``_find``'s
-    lists non-empty: the key is there, whatever its value).  A map is read by its own keys when
-    it has fewer than the patterns name (an attribute holds one value of the four gated kinds)."""
-    stack: list[tuple[Any, _Step]] = [(obj, steps)]
-    while stack:
-        node, (fields, items, values) = stack.pop()
-        if isinstance(node, dict):
-            if fields:
-                present = [k for k in node if k in fields] if len(node) < len(fields) else \
-                    [k for k in fields if k in node]
-                for key in present:
-                    step, terminal = fields[key]
-                    if terminal:
-                        return True
-                    if step is not None:
-                        stack.append((node[key], step))
-            if values is not None:
-                stack.extend((value, values) for value in node.values())
-        elif isinstance(node, list) and items is not None:
-            stack.extend((item, items) for item in node)
+def _any_present(node: Any, step: _Step) -> bool:
+    """Whether any pattern of ``step`` names a field present in ``node`` (what makes ``_find``'s
+    lists non-empty: the key is there, whatever its value).  Recursive: the depth is a
+    pattern's length, not the object's."""
+    if isinstance(node, dict):
+        if step.ends and not step.ends.isdisjoint(node):
+            return True
+        for head, child in step.into:
+            value = node.get(head)
+            if value is not None and _any_present(value, child):
+                return True
+        if step.value_ends is not None:
+            ends = step.value_ends
+            for value in node.values():
+                if isinstance(value, dict) and not ends.isdisjoint(value):
+                    return True
+        elif step.values is not None:
+            child = step.values
+            for value in node.values():
+                if _any_present(value, child):
+                    return True
+    elif isinstance(node, list) and step.items is not None:
+        child = step.items
+        for item in node:
+            if _any_present(item, child):
+                return True
     return False
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from draguard.k8s.features import parse_target
@@ -187,3 +188,52 @@ def _with_field(pattern: tuple[str, ...]) -> dict[str, object]:
             node[head] = nxt
             node = node[head]
     return root
+
+
+def _random_shape(rng: random.Random, patterns: list[tuple[str, ...]], depth: int = 0) -> object:
+    """A random object over the heads of ``patterns``: the fields they name, others, lists and
+    maps where they expect them or not, scalars and nulls where they walk on (partial paths too)."""
+    if depth > 6 or rng.random() < 0.15:
+        return rng.choice(["x", 1, None, True, [], {}])
+    heads = {p[depth] for p in patterns if len(p) > depth}
+    if "[]" in heads and rng.random() < 0.8:
+        rest = [p for p in patterns if len(p) > depth and p[depth] == "[]"]
+        return [_random_shape(rng, [p[:depth] + p[depth + 1:] for p in rest], depth) for _ in range(rng.randint(0, 3))]
+    out: dict[str, object] = {}
+    for head in heads - {"[]"}:
+        if rng.random() < 0.4:
+            continue
+        rest = [p for p in patterns if len(p) > depth and p[depth] == head]
+        if head == "{}":
+            for n in range(rng.randint(0, 3)):
+                out[f"k{n}"] = _random_shape(rng, [p[:depth] + p[depth + 1:] for p in rest], depth)
+        else:
+            out[head] = _random_shape(rng, rest, depth + 1)
+    for n in range(rng.randint(0, 2)):
+        out[f"other{n}"] = rng.choice(["x", 1, None, [{"a": 1}], {"bools": [True]}])
+    return out
+
+
+def test_the_one_walk_agrees_with_a_walk_per_group_on_random_objects() -> None:
+    """has_disabled_fields and one ``_find`` per off group, on random objects shaped by the
+    groups' own patterns (both answers occur)."""
+    from draguard.k8s import gated
+
+    rng = random.Random(36)
+    answers: set[bool] = set()
+    for version in ("1.34", "1.35", "1.36"):
+        target = parse_target(version)
+        for kind in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass"):
+            groups = [g for g, _ in gated._disabled_groups(kind, target, None)]
+            patterns = [p for g in groups for p in g.patterns]
+            if not patterns:
+                continue
+            for _ in range(150):
+                shaped_by = rng.sample(patterns, rng.randint(1, len(patterns)))  # often one pattern alone
+                obj = _random_shape(rng, shaped_by)
+                if not isinstance(obj, dict):
+                    continue
+                expected = any(any(gated._find(obj, g)) for g in groups)
+                assert gated.has_disabled_fields(kind, obj, target) is expected, (kind, version, obj)
+                answers.add(expected)
+    assert answers == {True, False}
