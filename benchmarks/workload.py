@@ -71,8 +71,12 @@ def _gpu(rng: random.Random, node: int, g: int, model: tuple[str, str, dict[str,
     return dev
 
 
-def _partitioned_slice(rng: random.Random, node: str, n: int, gpus: int) -> dict[str, Any]:
-    """One physical 80Gi GPU per two device slots: a whole device and a half, sharing counters."""
+def _partitioned_slices(rng: random.Random, node: str, n: int, gpus: int) -> list[dict[str, Any]]:
+    """One physical 80Gi GPU per two device slots: a whole device and a half, sharing counters.
+
+    Two slices of one pool, as Kubernetes 1.35+ requires (a slice holds either ``sharedCounters``
+    or ``devices``, never both): the counter sets in one, the devices that consume them in the other.
+    """
     counters = []
     devices = []
     for g in range(0, gpus, 2):
@@ -86,10 +90,13 @@ def _partitioned_slice(rng: random.Random, node: str, n: int, gpus: int) -> dict
                 "capacity": {"memory": {"value": size}},
                 "consumesCounters": [{"counterSet": cset, "counters": {"memory": {"value": size}}}],
             })
-    return {"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpu"},
-            "spec": {"driver": "gpu.example.com", "nodeName": node,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                     "sharedCounters": counters, "devices": devices}}
+    pool = {"name": node, "generation": 1, "resourceSliceCount": 2}
+    return [
+        {"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpu-counters"},
+         "spec": {"driver": "gpu.example.com", "nodeName": node, "pool": dict(pool), "sharedCounters": counters}},
+        {"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpu"},
+         "spec": {"driver": "gpu.example.com", "nodeName": node, "pool": dict(pool), "devices": devices}},
+    ]
 
 
 def make_inventory(devices: int = 10_000, *, gpus: int = 8, seed: int = 1, nics: bool = True,
@@ -106,7 +113,7 @@ def make_inventory(devices: int = 10_000, *, gpus: int = 8, seed: int = 1, nics:
         objects.append({"apiVersion": "v1", "kind": "Node",
                         "metadata": {"name": node, "labels": {"topology.kubernetes.io/zone": zone}}})
         if partitioned and n % PARTITIONED_EVERY == PARTITIONED_EVERY - 1:
-            objects.append(_partitioned_slice(rng, node, n, gpus))
+            objects.extend(_partitioned_slices(rng, node, n, gpus))
         else:
             model = MODELS[n % len(MODELS)]
             objects.append({
