@@ -22,11 +22,18 @@ use are the same) — the worst case, where no two pods share a review.  Passes,
    (cold caches, as the watcher's is; before 2026-12-02 one snapshot served every run, so the
    worst case met the caches the replica-like runs had filled); its build is the watcher's work
    and is reported beside the pass, not in it.
+
+Each line also says how much of the pass the garbage collector took, and how many of its collections
+were full (generation 2) ones: a full collection walks the whole process heap (about 0.5 s here,
+inventory, audit state and the benchmark's own objects together), and whether one lands inside a
+pass depends on what the process allocated before it (the snapshot's build among others) — so a
+pass's wall time moves by that much from run to run, and the line says when it did.
 """
 
 from __future__ import annotations
 
 import copy
+import gc
 import statistics
 import sys
 import time
@@ -84,15 +91,33 @@ def objects(distinct: bool) -> list[dict[str, Any]]:
     return out
 
 
-Run = tuple[float, float, int, int, int, int, int]
+Run = tuple[float, float, int, int, int, int, int, float, int]
+
+
+class _Collections:
+    """The garbage collector's time and full collections, summed while installed (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds, self.full, self._start = 0.0, 0, 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._start
+        self.full += info.get("generation") == 2
+
+
+_GC = _Collections()
 
 
 def _timed(engine: AuditEngine, objs: list[dict[str, Any]], inv: Any) -> Run:
     rss = _rss_kb()
+    gc_seconds, gc_full = _GC.seconds, _GC.full
     w, c = time.perf_counter(), time.process_time()
     result = engine.evaluate(objs, inv)
     return (time.perf_counter() - w, time.process_time() - c, result.reviewed, len(result.findings), _rss_kb() - rss,
-            result.carried, result.redecided)
+            result.carried, result.redecided, _GC.seconds - gc_seconds, _GC.full - gc_full)
 
 
 def run(distinct: bool, inv: Any, changed: Callable[[], Any], repeats: int) -> dict[str, list[Run]]:
@@ -120,11 +145,14 @@ def _line(name: str, runs: list[Run]) -> str:
     cpu = statistics.median(r[1] for r in runs)
     reviewed, findings, grew = runs[-1][2], runs[-1][3], statistics.median(r[4] for r in runs) / 1024
     carried, remade = runs[-1][5], runs[-1][6]
+    collected, full = statistics.median(r[7] for r in runs), sum(r[8] for r in runs)
     return (f"  {name:<22} wall {wall:7.3f} s, CPU {cpu:7.3f} s, reviewed {reviewed:>6} contents "
-            f"(carried {carried:>6}, remade {remade:>6}), findings {findings:>6}, RSS +{grew:.1f} MB")
+            f"(carried {carried:>6}, remade {remade:>6}), findings {findings:>6}, RSS +{grew:.1f} MB; "
+            f"GC {collected:.3f} s ({full} full collection{'s' if full != 1 else ''} in {len(runs)} run{'s' if len(runs) != 1 else ''})")
 
 
 def main() -> None:
+    gc.callbacks.append(_GC)
     load = FsPath("/proc/loadavg").read_text().split()[0]
     inventory_objects = make_inventory(10_000)
     # the templates as the live inventory holds them (watched), so the pods' references resolve

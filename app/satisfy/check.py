@@ -168,7 +168,7 @@ def _quick_unsat(claim: Problem, devices: Sequence[DeviceRecord]) -> str | None:
         best = 0
         for alt in plan.alternatives:
             cand = claim.cands[alt.key]
-            n = sum(1 for d in devices if cand.entry(d).status is Status.OK)
+            n = sum(1 for d in devices if cand.status(d) is Status.OK)
             best = max(best, n)
             if (alt.all_mode and n > 0) or (not alt.all_mode and n >= alt.count):
                 possible = True
@@ -185,7 +185,7 @@ def _quick_unsat(claim: Problem, devices: Sequence[DeviceRecord]) -> str | None:
                 for p in scoped
                 for a in p.alternatives
                 for d in devices
-                if claim.cands[a.key].entry(d).status is Status.OK
+                if claim.cands[a.key].status(d) is Status.OK
             }
             values.discard(None)
             if len(values) < len(scoped):
@@ -214,7 +214,7 @@ def _search_on(claim: Problem, group: NodeGroup, budget: Budget | None, held: He
     """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
     inventory = claim.inventory
     devices = [inventory.devices[i] for i in group.devices]
-    has_error = any(c.entry(d).status is Status.ERROR for c in claim.unique for d in devices)
+    has_error = any(c.status(d) is Status.ERROR for c in claim.unique for d in devices)
     quick = None if has_error else _quick_unsat(claim, devices)
     if quick is not None:
         return Outcome(OutcomeKind.UNSAT, detail=quick, depth=0), True

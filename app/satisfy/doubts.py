@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ..inventory import Inventory, PoolRecord
+from ..inventory import DeviceRecord, Inventory, PoolRecord
 from .candidates import Candidates, Status, candidates_for
 from .plan import Alternative, RequestPlan
 
@@ -94,19 +94,36 @@ def _class_doubts(alternatives: Sequence[Alternative], inventory: Inventory) -> 
 
 def _one_class_doubt(alt: Alternative, inventory: Inventory) -> str | None:
     """Why devices of ``alt``'s class may still appear (None: the class's devices are known)."""
+    # One pass over the devices, stopping at the first usable one some node reaches (the common
+    # case: then there is no doubt), rather than listing every matched and usable device first —
+    # on a fresh snapshot each class's first unsatisfiable claim pays this walk.
     reachable = set(inventory.reachable)
     bare = _class_only(alt, inventory)
-    matched = [d for d in inventory.devices if bare.entry(d).status in _CLASS_MATCHED]
-    usable = [d for d in matched if inventory.pools[d.pool_key].usable]
-    if matched and not usable:
+    pools = inventory.pools
+    usable_pool: dict[object, bool] = {}
+    matched = False
+    first_usable: DeviceRecord | None = None
+    for d in inventory.devices:
+        if bare.status(d) not in _CLASS_MATCHED:
+            continue
+        matched = True
+        key = d.pool_key
+        usable = usable_pool.get(key)
+        if usable is None:
+            usable = usable_pool[key] = pools[key].usable
+        if not usable:
+            continue
+        if d.index in reachable:
+            return None
+        if first_usable is None:
+            first_usable = d
+    if first_usable is not None:
+        return (f"the devices of class {alt.class_name} ({first_usable.where}…) are reachable from no known node "
+                "(node not registered yet?)")
+    if matched:
         return None  # only in incomplete or invalid pools: the pool doubt says so
-    if not any(d.index in reachable for d in usable):
-        if usable:
-            return (f"the devices of class {alt.class_name} ({usable[0].where}…) are reachable from no known node "
-                    "(node not registered yet?)")
-        return (f"no device of class {alt.class_name} is in the inventory yet (driver rolling out, or a node "
-                "pool scaled to zero?)")
-    return None
+    return (f"no device of class {alt.class_name} is in the inventory yet (driver rolling out, or a node "
+            "pool scaled to zero?)")
 
 
 def find_doubts(plans: Sequence[RequestPlan], inventory: Inventory) -> list[str]:

@@ -27,7 +27,7 @@ def _reachable(inventory: Inventory) -> list[DeviceRecord]:
 
 
 def group_ok_counts(cand: Candidates, inventory: Inventory, group: NodeGroup) -> int:
-    return sum(1 for i in group.devices if cand.entry(inventory.devices[i]).status is Status.OK)
+    return sum(1 for i in group.devices if cand.status(inventory.devices[i]) is Status.OK)
 
 
 def _best_group(cand: Candidates, inventory: Inventory) -> tuple[int, NodeGroup | None]:

@@ -92,9 +92,9 @@ def held_figures(alt: Alternative, inventory: Inventory, namespace: str, *, with
     real = _real_devices(inventory)
     if within is not None:
         real &= set(within)
-    matching = [i for i in sorted(real) if ever_c.entry(devices[i]).status is Status.OK]
+    matching = [i for i in sorted(real) if ever_c.status(devices[i]) is Status.OK]
     reach_now = {i for g in now.groups for i in g.devices}
-    free = {i for i in matching if i in reach_now and now_c.entry(now_devices[i]).status is Status.OK}
+    free = {i for i in matching if i in reach_now and now_c.status(now_devices[i]) is Status.OK}
     alloc = inventory.cluster.allocations
     best: dict[str, Quantity] = {}
     fully = 0

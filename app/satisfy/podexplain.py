@@ -39,7 +39,7 @@ _STATUS_WORDS = {
 def _alt_shortfall(problem: Problem, alt: Alternative, group: NodeGroup) -> str | None:
     devices = problem.inventory.devices
     cand = problem.cands[alt.key]
-    statuses: Counter[Status] = Counter(cand.entry(devices[i]).status for i in group.devices)
+    statuses: Counter[Status] = Counter(cand.status(devices[i]) for i in group.devices)
     ok = statuses.get(Status.OK, 0)
     if alt.all_mode:
         return None if ok else _STATUS_WORDS.get(_worst(statuses), "no device here")
@@ -124,7 +124,7 @@ def _joint_shortfall(problem: Problem, group: NodeGroup) -> str | None:
     for key, wanted in need.items():
         alt = first[key]
         cand = problem.cands[alt.key]
-        usable = [devices[i] for i in group.devices if cand.entry(devices[i]).status is Status.OK]
+        usable = [devices[i] for i in group.devices if cand.status(devices[i]) is Status.OK]
         if usable and not any(d.multi for d in usable) and len(usable) < wanted:
             return f"together they need {wanted} devices of class {alt.class_name}, these nodes have {len(usable)}"
     return None

@@ -120,7 +120,7 @@ def class_usage(inventory: Inventory, classes: Iterable[str] | None = None) -> l
         rows: dict[tuple[str, str, str], UsageRow] = {}
         for i in devices:
             dev = inventory.devices[i]
-            if cand.entry(dev).status not in _IN_CLASS:
+            if cand.status(dev) not in _IN_CLASS:
                 continue
             state, consumed = _state(i, inventory)
             key = (dev.driver, dev.pool, dev.node_label)

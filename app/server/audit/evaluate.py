@@ -254,6 +254,9 @@ class AuditEngine:
         Plain Pods, claims, templates and class probes (:mod:`app.review.rechecks`); bounded like
         ``_answers``: the contents of the last pass."""
         self._checks_snapshot: Inventory | None = None
+        self._rendered: dict[int, tuple[Subject, tuple[Finding, ...], list[AuditFinding]]] = {}
+        """``id`` of a subject with findings → it, the answer's findings and the audit findings made
+        of them in the last pass (the subject is held, so its ``id`` is not reused meanwhile)."""
 
     def evaluate(self, objects: Iterable[Mapping[str, Any]], inventory: Inventory | None) -> AuditResult:
         """Findings for every audited object of ``objects`` against ``inventory`` (the function
@@ -286,13 +289,24 @@ class AuditEngine:
         self._answers = {k: self._answers[k] for k in groups}
         self._checks = {k: c for k, c in self._checks.items() if k in groups}
         self._checks_snapshot = inventory
+        rendered: dict[int, tuple[Subject, tuple[Finding, ...], list[AuditFinding]]] = {}
         for key, subjects in groups.items():
             answer = self._answers[key]
             if not answer.findings:
                 continue
             probe = key[1] == "DeviceClass" and not key[0]
             for subject in subjects:
-                result.findings.extend(_for_subject(answer.findings, subject, probe=probe))
+                # an unchanged subject whose answer was carried (the same findings tuple) has the
+                # findings it had: the frozen ones of the last pass, not thousands made again
+                kept = self._rendered.get(id(subject))
+                if kept is not None and kept[0] is subject and kept[1] is answer.findings:
+                    found = kept[2]
+                else:
+                    found = _for_subject(answer.findings, subject, probe=probe)
+                if not probe:  # a probe's subject is made anew each pass
+                    rendered[id(subject)] = (subject, answer.findings, found)
+                result.findings.extend(found)
+        self._rendered = rendered
         return result
 
     def _identify(self, obj: Mapping[str, Any]) -> _Known | None:
@@ -345,7 +359,7 @@ class AuditEngine:
                                 target=options.target)
                 asked[id(check)] = (check, again)
             if again == check:
-                self._answers[key] = _Answer(inventory, answer.findings)
+                answer.snapshot = inventory  # the same findings, now this snapshot's (one _Answer per key)
                 result.carried += 1
             elif again is not None and own and again.doc is not None:
                 found = tuple(f for f in remade_findings(again, options) if f.severity is not Severity.INFO)
