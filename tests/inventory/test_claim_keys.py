@@ -1,6 +1,8 @@
-"""The keys equal specs and node selectors are shared by (:func:`draguard.inventory.claims._canonical`):
-one text per content, never one text for two contents, None for what is not JSON — whichever of
-its two encoders (orjson, the standard library) makes it."""
+"""Two shortcuts on every claim event, each held to what it stands for: the keys equal specs and node
+selectors are shared by (:func:`draguard.inventory.claims._canonical`: one text per content, never one
+text for two contents, None for what is not JSON — whichever of its two encoders, orjson or the
+standard library, makes it), and the comparison that tells a re-allocation from a change of
+consumers (:func:`draguard.inventory.live.same_allocation`: pydantic's equality, decided sooner)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 from draguard.inventory.claims import ClaimReducer, _canonical
+from draguard.inventory.live import same_allocation
 
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}]}}
 REORDERED = {"devices": {"requests": [{"exactly": {"count": 2, "deviceClassName": "gpu.example.com"}, "name": "gpu"}]}}
@@ -64,3 +67,33 @@ def test_equal_node_selectors_are_one_object() -> None:
         {"values": ["n1"], "operator": "In", "key": "metadata.name"}]}]}) is one
     assert reducer.node_selector({"nodeSelectorTerms": [{"matchFields": [
         {"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}) is not one
+
+
+# ---------------------------------------------------------------- same_allocation
+def _allocation(*results: tuple[str, str | None, str]) -> Any:
+    """An allocation as the reducer makes it: (device, share, consumed memory) per result."""
+    raw = {"devices": {"results": [
+        {"request": "r", "driver": "gpu.example.com", "pool": "p", "device": device,
+         **({"shareID": share, "consumedCapacity": {"memory": memory}} if share else {})}
+        for device, share, memory in results]}}
+    return ClaimReducer().allocation(raw)
+
+
+@pytest.mark.parametrize("other", [
+    (("gpu-1", "s1", "5Gi"),),  # moved
+    (("gpu-0", "s2", "5Gi"),),  # another share of the same device
+    (("gpu-0", "s1", "6Gi"),),  # same device and share, other capacity: told apart by the full comparison
+    (("gpu-0", "s1", "5Gi"), ("gpu-1", None, "")),  # one result more
+    (),
+])
+def test_a_changed_allocation_is_not_the_same(other: tuple[tuple[str, str | None, str], ...]) -> None:
+    one = _allocation(("gpu-0", "s1", "5Gi"))
+    assert not same_allocation(one, _allocation(*other))
+    assert not same_allocation(_allocation(*other), one)
+    assert not same_allocation(one, None) and not same_allocation(None, one)
+
+
+def test_an_equal_allocation_is_the_same() -> None:
+    assert same_allocation(_allocation(("gpu-0", "s1", "5Gi"), ("gpu-1", None, "")),
+                           _allocation(("gpu-0", "s1", "5Gi"), ("gpu-1", None, "")))
+    assert same_allocation(None, None)
