@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import json
 import random
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -228,7 +227,7 @@ def _decode_line(line: bytes) -> Any:
     double's range, lone surrogates, bytes that are not UTF-8, and integers of 19 digits or more
     (orjson gives a float for those beyond 64 bits; the standard library the exact integer).
     :class:`ValueError` when neither reads it."""
-    if _LONG_DIGITS.search(line) is None:
+    if _LONG_RUN not in line.translate(_DIGITS):
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -236,7 +235,10 @@ def _decode_line(line: bytes) -> Any:
     return json.loads(line.decode("utf-8", "replace"))
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+"""Every digit made ``0``, every other byte a space: a run of 19 digits is then a plain substring
+search (both in C: ~1 us a line, where a regular expression took ~20, more than orjson itself)."""
+_LONG_RUN = b"0" * 19
 
 
 def _event(line: bytes) -> dict[str, Any] | None:
