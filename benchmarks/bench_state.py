@@ -9,7 +9,8 @@ result on a shareable GPU or NIC (``shareID`` and ``consumedCapacity``), a node 
 claims per second through the watch (each update moves one claim's allocation to another device).
 
 Reported: RSS at ready of both (the one with claims once all of them are listed: ``/readyz``
-counts them) and at the end; then, interleaved with the no-op floor server (:mod:`floor`), the
+counts them) and at the end; the server's CPU per claim event (under churn, before any review,
+less its CPU at rest: what each event takes from the event loop the reviews wait on); then, interleaved with the no-op floor server (:mod:`floor`), the
 1-client latency of the twelve-claim mix against both — p50/p99 and the ratio of p99 with the
 claims to p99 without.  Goals: ≤ 150 MB added, p99 within 1.5× of the figure without them.
 """
@@ -95,6 +96,20 @@ def allocated_claim(i: int, device: tuple[str, str, str, str, str, str]) -> dict
     }
 
 
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds the threads of process ``pid`` have run so far (``/proc/PID/task/*/schedstat``):
+    ``/proc/PID/stat`` counts in ticks of 10 ms, too coarse for the ~0.15 s a few seconds of
+    claim events cost (one tick was ~40 us per event)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                total += int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total
+
+
 def fill(cluster: FakeCluster, objects: list[dict[str, Any]]) -> None:
     for obj in objects:
         cluster.put(RESOURCE[obj["kind"]], obj)
@@ -161,6 +176,8 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=50.0)
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--event-seconds", type=float, default=5.0,
+                        help="seconds of rest, then of churn without reviews, to measure the server's CPU per claim event")
     parser.add_argument("--write", action="store_true", help="replace this script's section of RESULTS.md")
     args = parser.parse_args()
     load_start = os.getloadavg()[0]
@@ -197,8 +214,17 @@ def main() -> int:
                     conn = Connection(port, ca)
                     for b in bodies:
                         conn.post("/validate", b)
+                idle_cpu = cpu_ns(p_held.pid)
+                time.sleep(args.event_seconds)
+                idle_cpu = (cpu_ns(p_held.pid) - idle_cpu) / 1e9 / args.event_seconds
                 churner.start()
                 churn_started = time.perf_counter()
+                # what one claim event costs the server (its event loop: the reviews wait behind
+                # it), before any review: the CPU it uses under churn less its CPU at rest
+                event_cpu, events = cpu_ns(p_held.pid), updates[0]
+                time.sleep(args.event_seconds)
+                event_us = ((cpu_ns(p_held.pid) - event_cpu) / 1e9 - idle_cpu * args.event_seconds) \
+                    / max(updates[0] - events, 1) * 1e6
                 runs: list[dict[str, dict[str, float]]] = []
                 for r in range(args.repeat):
                     order = list(servers) if r % 2 == 0 else list(servers)[::-1]
@@ -226,6 +252,8 @@ def main() -> int:
     lines.append(f"RSS at ready: without claims {rss_bare:.0f} MB (ready in {ready_bare:.1f} s); with them "
                  f"{rss_held:.0f} MB once all {args.claims:,} are listed ({ready_held:.1f} s): "
                  f"+{rss_held - rss_bare:.0f} MB; after the runs under churn {rss_end:.0f} MB")
+    lines.append(f"server CPU per claim event (watch read, decoded, applied), before the latency runs: {event_us:.0f} us "
+                 f"({idle_cpu * 1e3:.1f} ms/s at rest)")
     for name in ("without claims", "with claims", "floor"):
         lines.append(f"latency, 1 client, {name:14s}: p50 {med(name, 'p50_ms'):.2f} ms, p99 {med(name, 'p99_ms'):.2f} ms, "
                      f"{med(name, 'reviews_per_s'):.0f} reviews/s, server CPU {med(name, 'server_cpu_us'):.0f} us/review")

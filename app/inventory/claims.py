@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from ..k8s import (
@@ -86,10 +87,10 @@ class ClaimReducer:
         API server would (any served version), or None when it does not decode."""
         if not isinstance(raw_spec, Mapping) or not isinstance(api_version, str):
             return None
-        try:
-            text = api_version + "\x00" + json.dumps(raw_spec, sort_keys=True, separators=(",", ":"))
-        except (TypeError, ValueError, RecursionError):
+        text = _canonical(raw_spec)
+        if text is None:
             return None
+        text = api_version + "\x00" + text
         got = self._specs.get(text)
         if isinstance(got, ResourceClaimSpec):
             return got
@@ -107,9 +108,8 @@ class ClaimReducer:
     def node_selector(self, raw: Any) -> NodeSelector | None:
         if not isinstance(raw, Mapping):
             return None
-        try:
-            text = json.dumps(raw, sort_keys=True, separators=(",", ":"))
-        except (TypeError, ValueError, RecursionError):
+        text = _canonical(raw)
+        if text is None:
             return None
         got = self._selectors.get(text)
         if isinstance(got, NodeSelector):
@@ -174,6 +174,32 @@ class ClaimReducer:
         outer = raw.get("spec")
         inner = outer.get("spec") if isinstance(outer, Mapping) else None
         return key, self.spec(raw.get("apiVersion"), "ResourceClaim", inner if inner is not None else {})
+
+
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
+"""Sorted keys; dates, dataclasses and subclasses of the JSON types refused (the standard library
+encodes none of the first two, and encodes subclasses its own way): those take the slow road."""
+
+
+def _canonical(raw: Any) -> str | None:
+    """One text per content of a decoded JSON value (the key its decoded model is shared by), or
+    None when the value is not JSON (the standard library cannot encode it).
+
+    Two roads, marked so that they never meet: orjson's sorted text (``o``; ~10x the standard
+    library's speed, and every claim event of the watch passes here, on the event loop), and the
+    standard library's (``j``) for what orjson refuses or encodes losing something — ``NaN`` and
+    infinities (orjson writes ``null`` for them, so any text with ``null`` in it takes this road),
+    integers beyond 64 bits, and what the options above send back."""
+    try:
+        fast = orjson.dumps(raw, option=_ORJSON_OPTIONS)
+    except (TypeError, orjson.JSONEncodeError):
+        fast = None
+    if fast is not None and b"null" not in fast:
+        return "o" + fast.decode()
+    try:
+        return "j" + json.dumps(raw, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def _key(raw: Mapping[str, Any]) -> ObjectKey | None:
