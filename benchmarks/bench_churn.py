@@ -43,7 +43,8 @@ def main() -> int:
     objects = make_inventory(args.devices)
     for i, obj in enumerate(objects):
         obj.setdefault("metadata", {}).update(uid=f"uid-{i}", resourceVersion="1")
-    slices = [o for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["devices"][0].get("capacity")]
+    slices = [o for o in objects if o["kind"] == "ResourceSlice"
+              and o["spec"].get("devices") and o["spec"]["devices"][0].get("capacity")]  # not the counters-only slices
     builder = InventoryBuilder()
     snapshot = builder.build(objects)
     gc.collect()

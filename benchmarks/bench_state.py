@@ -64,7 +64,7 @@ def shareable_devices(objects: list[dict[str, Any]]) -> list[tuple[str, str, str
         if obj["kind"] != "ResourceSlice":
             continue
         spec = obj["spec"]
-        for dev in spec["devices"]:
+        for dev in spec.get("devices", ()):  # a slice of shared counters has none
             if not dev.get("allowMultipleAllocations"):
                 continue
             if spec["driver"] == "nic.example.com":
