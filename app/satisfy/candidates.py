@@ -8,12 +8,13 @@ built from the same statuses.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 
 from ..capacity import CapacityFit, evaluate
 from ..cel import SelectorOrigin
-from ..inventory import DeviceRecord, Inventory
+from ..inventory import EMPTY_CLUSTER, DeviceRecord, Inventory
 from ..k8s import DeviceTaint, DeviceToleration
 from .plan import Alternative
 from .selectors import SelectorError, SelectorSet, compile_selectors
@@ -147,6 +148,20 @@ def candidates_key(alt: Alternative) -> tuple[object, ...]:
     return ("candidates", alt.class_name, alt.selectors, alt.all_mode, tolerations, capacity)
 
 
+def _without_cluster(inventory: Inventory) -> Inventory:
+    """``inventory`` without the claims it carries: what a cached :class:`Candidates` may hold.
+
+    Why: the snapshots a watcher publishes as claims change share one cache
+    (:func:`app.inventory.held.with_cluster`), so a :class:`Candidates` made against one of them
+    outlives it there.  Holding that snapshot would keep its cluster state (every claim, the
+    allocations, its held view) alive for as long as the entry lives — under allocation churn one
+    stale copy of every claim per cached entry.  A :class:`Candidates` reads only the devices,
+    their reachability and pools, which those snapshots share."""
+    if inventory.cluster is EMPTY_CLUSTER and "_held" not in inventory.__dict__:
+        return inventory
+    return dataclasses.replace(inventory, cluster=EMPTY_CLUSTER)
+
+
 def candidates_for(alt: Alternative, inventory: Inventory) -> Candidates:
     """The (shared, cached on the snapshot) candidates of every alternative with this content.
 
@@ -156,7 +171,7 @@ def candidates_for(alt: Alternative, inventory: Inventory) -> Candidates:
     key = candidates_key(alt)
     got = inventory.cache.get(key)
     if got is None:
-        got = Candidates(alt, inventory)
+        got = Candidates(alt, _without_cluster(inventory))
         inventory.cache.put(key, got, weight=len(got.projection.representatives))
     assert isinstance(got, Candidates)
     return got

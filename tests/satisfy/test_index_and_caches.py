@@ -134,3 +134,38 @@ def test_an_answer_cut_short_by_the_deadline_is_not_remembered() -> None:
     assert any(n.reason == "SatisfiabilityUnknown" for n in cut)
     full = check(spec, inv)
     assert not any(n.message.startswith(check_module.SEARCH_UNDECIDED) for n in full)
+
+
+def _cached_candidates(inv: Any) -> list[Any]:
+    from draguard.satisfy.candidates import Candidates
+
+    return [value for value, _ in inv.cache._items.values() if isinstance(value, Candidates)]
+
+
+def test_a_cached_candidate_set_holds_no_snapshots_claims() -> None:
+    """Snapshots republished as claims change share one cache (``with_cluster``): a candidate set
+    made against one of them and kept in that cache must not keep its claims alive, and it
+    answers the later snapshots exactly as a set made for them."""
+    from draguard.inventory import EMPTY_CLUSTER, with_cluster
+    from draguard.satisfy.candidates import Candidates
+
+    base = inventory(_gpus("n1", 2), _gpus("n2", 2, model="H100"))
+    older = with_cluster(base, {}, {}, known=True)  # a claims-carrying snapshot, sharing base's cache
+    assert older.cache is base.cache and older.cluster is not EMPTY_CLUSTER
+    spec = claim(req("g", selectors=('device.attributes["gpu.example.com"].model == "H100"',)))
+    first = check(spec, older)
+    cached = _cached_candidates(older)
+    assert cached and all(c.inventory.cluster is EMPTY_CLUSTER for c in cached)
+    assert all(c.inventory.devices is base.devices and c.inventory.cache is base.cache for c in cached)
+    newer = with_cluster(base, {}, {}, known=True)
+    assert check(spec, newer) == first and _cached_candidates(newer) == cached  # the same sets, reused
+    for c in cached:
+        fresh = Candidates(c.alt, newer)
+        assert [c.entry(d) for d in newer.devices] == [fresh.entry(d) for d in newer.devices]
+
+
+def test_a_snapshot_without_claims_is_held_as_it_is() -> None:
+    base = inventory(_gpus("n1", 2))
+    check(claim(req("g")), base)
+    cached = _cached_candidates(base)
+    assert cached and all(c.inventory is base for c in cached)
