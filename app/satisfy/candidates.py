@@ -86,21 +86,21 @@ class Candidates:
         self._reachable: list[tuple[Entry, int]] | None = None
 
     def entry(self, dev: DeviceRecord) -> Entry:
-        pid = self.projection.ids[dev.index]
-        verdict = self._verdicts.get(pid)
-        if verdict is None:
-            verdict = self._verdicts[pid] = self._verdict(dev)
-        return Entry(dev, *verdict)
+        return Entry(dev, *self._decided(dev))
 
     def status(self, dev: DeviceRecord) -> Status:
         """``entry(dev).status`` without making the :class:`Entry`: the searches' necessary
         conditions and the doubts count statuses over every device of a group or of the snapshot
         (tens of thousands on a fresh snapshot), and only the status is read there."""
+        return self._decided(dev)[0]
+
+    def _decided(self, dev: DeviceRecord) -> _Verdict:
+        """The verdict of ``dev``'s profile, decided on the first device of it asked about."""
         pid = self.projection.ids[dev.index]
         verdict = self._verdicts.get(pid)
         if verdict is None:
             verdict = self._verdicts[pid] = self._verdict(dev)
-        return verdict[0]
+        return verdict
 
     def reachable_entries(self) -> list[Entry]:
         """The entries of every device some node can reach (``Inventory.reachable``), in order."""
