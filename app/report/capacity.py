@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
 from ..satisfy import CapacityUse, ClassUsage, UsageRow
@@ -90,6 +89,8 @@ def _fit_lines(fit: FitAnswer) -> list[str]:
 
 
 def _svg(usage: Sequence[ClassUsage]) -> str:
+    from html import escape  # here, not at the top: only the SVG needs it, and every lint imports this module
+
     rows: list[tuple[str, str, CapacityUse, bool]] = []
     for cls in usage:
         rows.append((cls.name, _devices(cls.total), _device_use(cls.total), True))

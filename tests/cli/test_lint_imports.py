@@ -89,3 +89,36 @@ def test_the_v1beta1_models_load_with_the_first_v1beta1_object() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
                          timeout=300)
     assert out.stdout.split() == ["False", "True"]
+
+
+_DUPLICATE_KEY = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: twice}
+metadata: {name: again}
+"""
+
+
+def test_pyyaml_and_the_report_formats_load_only_when_needed(tmp_path: Path) -> None:
+    """Plain block-style manifests are read by yaml-rs and located line by line: PyYAML (the
+    careful decoder, :mod:`app.k8s.careful`), the JUnit writer's ``xml.etree`` and the SVG's
+    ``html`` stay out of a JSON lint (the examples' findings are located too).  A duplicate key, or
+    a finding in a document with flow collections (the bad slice's ``{string: A100}``, the NIC
+    claim's ``requests: [nic-a, …]``: :mod:`app.k8s.linepos` declines those), needs the careful
+    decoder, which then loads and answers; ``--format junit`` loads its writer."""
+    claims = str(ROOT / "examples" / "claims")
+    inventory = str(ROOT / "examples" / "inventory")
+    plain = [str(p) for p in sorted((ROOT / "examples" / "claims").glob("*/*.yaml")) if not p.name.startswith(("30-three", "60-slice"))]
+    code, loaded = _lint_modules(*plain, "--inventory", inventory, "--format", "json")
+    assert code == 1  # the bad examples' findings, each with its line
+    assert loaded.isdisjoint({"yaml", "xml", "html"}), sorted(loaded & {"yaml", "xml", "html"})
+    code, loaded = _lint_modules(claims, "--inventory", inventory, "--format", "json")
+    assert code == 1 and "yaml" in loaded
+    code, loaded = _lint_modules(str(ROOT / "examples" / "claims" / "good"), "--format", "json")
+    assert code == 0
+    assert loaded.isdisjoint({"yaml", "xml", "html"}), sorted(loaded & {"yaml", "xml", "html"})
+    (tmp_path / "twice.yaml").write_text(_DUPLICATE_KEY)
+    code, loaded = _lint_modules(str(tmp_path / "twice.yaml"), "--format", "json")
+    assert code == 1 and "yaml" in loaded  # the duplicate key was found by the careful decoder
+    _, loaded = _lint_modules(claims, "--format", "junit")
+    assert "xml" in loaded

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from draguard.k8s import decode
+from draguard.k8s import careful, decode
 from draguard.k8s.decode import _decode_with_positions, decode_bytes, decode_text
 from draguard.k8s.fastyaml import fast_yaml_documents, needs_careful_reader
 from draguard.k8s.jsonparse import MAX_DEPTH, DuplicateKeyError, JsonError, loads_json
@@ -228,12 +228,12 @@ SCALARS = [
 def test_fast_path_reads_a_scalar_like_the_careful_reader_or_declines(scalar: str) -> None:
     for text in (f"a: {scalar}\n", f"- {scalar}\n", f"{{a: [{scalar}]}}\n", f"{scalar}: 1\n"):
         try:
-            careful = list(yaml.load_all(text, Loader=decode._Loader))
+            expected = list(yaml.load_all(text, Loader=careful._Loader))
         except yaml.YAMLError:
-            careful = None
+            expected = None
         fast = fast_yaml_documents(text)
         if fast is not None:
-            assert fast == careful, text
+            assert fast == expected, text
 
 
 @pytest.mark.parametrize("scalar", ["yes", "0777", "1e3", "-.5", "12:30", "&a x"])
@@ -282,12 +282,12 @@ def test_a_finding_in_one_document_decodes_only_that_document_again(monkeypatch:
     text = "# many classes\n" + "---\n".join(one.format(i) for i in range(50))
     docs = decode_text(text, "many.yaml").documents
     seen: list[int] = []
-    careful = decode._positions_only
+    by_events = decode._positions_only
     lines = decode.block_positions
 
     def recording(t: str, source: str = "", line0: int = 0) -> Any:
         seen.append(len(t))
-        return careful(t, source, line0)
+        return by_events(t, source, line0)
 
     def recording_lines(t: str, line0: int = 0) -> Any:
         seen.append(len(t))
@@ -304,7 +304,7 @@ def test_locating_a_finding_builds_no_objects_again(monkeypatch: pytest.MonkeyPa
     """The fast path's documents already hold their objects: positions come from the node tree alone."""
     text = "apiVersion: v1\nkind: List\nitems:\n- kind: DeviceClass\n  metadata: {name: a}\n---\n---\nkind: Node\n"
     docs = decode_text(text, "l.yaml").documents
-    monkeypatch.setattr(decode._Loader, "construct_document", lambda *_: pytest.fail("constructed again"))
+    monkeypatch.setattr(careful._Loader, "construct_document", lambda *_: pytest.fail("constructed again"))
     assert [(d.kind, d.item, d.line, d.position_of(["metadata", "name"])) for d in docs] == [
         ("DeviceClass", 0, 4, (5, 20)), ("Node", None, 8, (8, 1))]
 
@@ -366,7 +366,7 @@ def test_quoted_scalars_do_not_send_a_cronjob_to_the_careful_reader() -> None:
     """``"*/5 * * * *"`` has alias-looking words, but it is one quoted string in every reader."""
     fast = fast_yaml_documents(CRONJOB)
     assert fast is not None
-    assert fast == list(yaml.load_all(CRONJOB, Loader=decode._Loader))
+    assert fast == list(yaml.load_all(CRONJOB, Loader=careful._Loader))
 
 
 @pytest.mark.parametrize(
