@@ -234,6 +234,8 @@ class _Locator:
 
 @dataclass
 class DecodeResult:
+    """The documents of one input and the findings about the input itself (decode errors, limits)."""
+
     documents: list[Document] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 

@@ -66,6 +66,8 @@ class PodSource:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadKind:
+    """A kind that carries pod templates (built in, or an operator's ``--workload-kinds`` row) and where its templates and replica counts are."""
+
     group: str
     kind: str
     sources: tuple[PodSource, ...]

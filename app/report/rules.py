@@ -21,6 +21,8 @@ DOCS_URI = "https://github.com/draguard/draguard/blob/main/README.md"
 
 @dataclass(frozen=True)
 class Rule:
+    """One finding reason as a SARIF rule: id, short name, description and its README anchor."""
+
     id: str
     name: str
     description: str

@@ -329,6 +329,8 @@ def _namespace_labels(documents: Sequence[Document]) -> dict[str, dict[str, str]
 # ---------------------------------------------------------------------------- per object
 @dataclass
 class _Checked:
+    """One object after decoding and validation: its review so far and, when valid, its model for the satisfiability step."""
+
     doc: Document
     ref: ObjectRef
     review: ObjectReview

@@ -35,6 +35,8 @@ class Status(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One device's verdict for one request: usable, or why not (selector, capacity, taint, error)."""
+
     dev: DeviceRecord
     status: Status
     fit: CapacityFit | None = None

@@ -44,6 +44,8 @@ class Alternative:
 
 @dataclass(frozen=True, eq=False)
 class RequestPlan:
+    """One request of a claim with its alternatives (a plain request has one; ``firstAvailable`` one per subrequest)."""
+
     name: str
     path: Path
     alternatives: tuple[Alternative, ...]

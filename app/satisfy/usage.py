@@ -27,6 +27,8 @@ _IN_CLASS = frozenset({Status.OK, Status.TAINT, Status.CAPACITY})
 
 @dataclass
 class CapacityUse:
+    """How much of one capacity (or of the devices) is held and how much there is."""
+
     used: Quantity = field(default_factory=lambda: Quantity(0))
     total: Quantity = field(default_factory=lambda: Quantity(0))
 
@@ -81,6 +83,8 @@ class UsageRow:
 
 @dataclass
 class ClassUsage:
+    """The use of one device class: in all, and per pool or node row."""
+
     name: str
     total: UsageRow
     rows: list[UsageRow]

@@ -32,6 +32,8 @@ MEDIA_TYPES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class LintResult:
+    """What ``/lint`` answers: the rendered body, its media type and the counts for the response headers."""
+
     body: str
     media_type: str
     errors: int

@@ -48,6 +48,8 @@ _Signature = tuple[tuple[int, int, int], ...]
 
 @dataclass(frozen=True)
 class _Loaded:
+    """The TLS context in use, with what it was loaded from (to tell when the files change) and the certificate's expiry."""
+
     context: ssl.SSLContext
     signature: _Signature
     serial: int

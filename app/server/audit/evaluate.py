@@ -111,6 +111,8 @@ class AuditFinding:
 
 @dataclass
 class AuditResult:
+    """One audit pass: its findings and how many objects were looked at, reviewed, carried or redecided."""
+
     findings: list[AuditFinding] = field(default_factory=list)
     audited: int = 0
     """Objects the pass looked at (after the filters above)."""
@@ -217,12 +219,16 @@ def _probe_claim(class_name: str) -> dict[str, Any]:
 
 @dataclass
 class _Answer:
+    """A remembered answer: the findings of one content against one snapshot."""
+
     snapshot: Inventory | None
     findings: tuple[Finding, ...]
 
 
 @dataclass
 class _Known:
+    """An object the audit has seen: its version, subject, content key and whether this pass audited it."""
+
     resource_version: str
     subject: Subject
     key: tuple[str, str, str, bytes]

@@ -46,6 +46,8 @@ ObjectKey = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class AuditResource:
+    """One resource the audit lists and watches (kind, list path, API version, field selector)."""
+
     kind: str
     path: str  # the list across all namespaces, e.g. /api/v1/pods
     api_version: str
@@ -110,6 +112,8 @@ reported, retried slowly, and the audit runs on the others."""
 
 @dataclass
 class _Stream:
+    """The watched objects of one resource, where the watch stands, and why it last failed."""
+
     resource: AuditResource
     objects: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     resource_version: str | None = None
