@@ -9,9 +9,8 @@ claim references, tolerations and the required node selector — are modelled co
 strictly: there a typo (``resourceClaimTemplate:``) changes what the pod gets and is reported.
 
 Field names are the JSON names through aliases, as in :mod:`.models`; lists default to empty.
+No ``from __future__ import annotations``: see :mod:`.models` (start-up).
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
