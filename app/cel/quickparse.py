@@ -88,11 +88,11 @@ class _Decline(Exception):
     """The text is outside the subset (or not CEL at all): the Lark path decides."""
 
 
-Token = tuple[str, str, int]  # (kind, text, offset); kind is "name", "int", "str", "op" or "end"
+_Token = tuple[str, str, int]  # (kind, text, offset); kind is "name", "int", "str", "op" or "end"
 
 
-def _tokens(src: str) -> list[Token]:
-    out: list[Token] = []
+def _tokens(src: str) -> list[_Token]:
+    out: list[_Token] = []
     pos = 0
     n = len(src)
     while pos < n:
@@ -114,15 +114,15 @@ def _tokens(src: str) -> list[Token]:
 class _Parser:
     """Recursive descent over the token list; every method returns the subtree it read."""
 
-    def __init__(self, tokens: list[Token]) -> None:
+    def __init__(self, tokens: list[_Token]) -> None:
         self.tokens = tokens
         self.i = 0
         self.depth = 0
 
-    def peek(self) -> Token:
+    def peek(self) -> _Token:
         return self.tokens[self.i]
 
-    def take(self) -> Token:
+    def take(self) -> _Token:
         tok = self.tokens[self.i]
         self.i += 1
         return tok
