@@ -1,8 +1,10 @@
 """The Kubernetes DRA CEL environment for device selectors.
 
-Parsing uses cel-python's grammar; type checking, cost estimation and result caching are
-draguard's own and engine-independent; evaluation runs on cel-python's evaluator, behind the
-thin interface of :mod:`app.cel.engines`.
+Parsing uses cel-python's grammar (the plainest selectors are read by a small parser of their
+own that builds the same tree, :mod:`app.cel.quickparse`, so that a lint of them never loads
+Lark); type checking, cost estimation and result caching are draguard's own and
+engine-independent; evaluation runs on cel-python's evaluator, behind the thin interface of
+:mod:`app.cel.engines`.
 
 Public interface (other draguard modules code against exactly this):
 

@@ -27,12 +27,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-import lark
-
 from ..k8s import DraguardError
 from . import ast as A
-from .celpy_shape import unsupported_reason
 from .device import CelDevice
+from .parser import LarkTree
 from .plain import PlainProgram, plain_program
 from .typecheck import Checked
 
@@ -49,7 +47,7 @@ class ProgramSource:
     expression: str
     root: A.Expr  # draguard's AST (what the checker and cost estimator saw)
     checked: Checked
-    tree: lark.Tree[Any]  # cel-python's Lark tree of the same text
+    tree: LarkTree  # cel-python's Lark tree of the same text, parsed when first asked for (``tree.get()``)
     counting: bool  # the static estimate exceeds the limit: enforce the runtime cost limit
 
 
@@ -77,14 +75,19 @@ class CelPythonEngine:
     ~0.05 s to import.  Whether the engine can run the expression is decided here, on the tree
     (:mod:`app.cel.celpy_shape`); cel-python is imported and the program built on the first
     evaluation it is needed for (:class:`DeferredProgram`): the plainest comparisons are answered
-    without it wherever the answer is certain (:mod:`app.cel.plain`)."""
+    without it wherever the answer is certain (:mod:`app.cel.plain`).  Lark, too, is left alone
+    for a selector the quick parser read (``program.tree.shallow``: nothing to check here, and
+    the tree is parsed only when the program is built)."""
 
     name = "celpy"
 
     def prepare(self, program: ProgramSource) -> DeferredProgram:
-        reason = unsupported_reason(program.tree)
-        if reason is not None:
-            raise UnsupportedExpression(reason)
+        if not program.tree.shallow:
+            from .celpy_shape import unsupported_reason  # needs Lark, which made this tree already
+
+            reason = unsupported_reason(program.tree.get())
+            if reason is not None:
+                raise UnsupportedExpression(reason)
         plain = None if program.counting else plain_program(program.root)
         return DeferredProgram(program.tree, program.counting, plain)
 
@@ -98,11 +101,12 @@ class CelPythonEngine:
 
 class DeferredProgram:
     """A selector the cel-python engine accepted, built into a :class:`~app.cel.celpy_engine.CelpyProgram`
-    on its first evaluation (once: a lock, and the built program is immutable)."""
+    on its first evaluation (once: a lock, and the built program is immutable) — the first moment
+    its Lark tree is needed, so that is when a quick-parsed selector's is made."""
 
     __slots__ = ("_built", "_counting", "_lock", "_tree", "plain")
 
-    def __init__(self, tree: lark.Tree[Any], counting: bool, plain: PlainProgram | None = None) -> None:
+    def __init__(self, tree: LarkTree, counting: bool, plain: PlainProgram | None = None) -> None:
         self._tree = tree
         self._counting = counting
         self.plain = plain
@@ -115,7 +119,7 @@ class DeferredProgram:
         if built is None:
             with self._lock:
                 if self._built is None:
-                    self._built = _celpy_engine().prepare(self._tree, self._counting)
+                    self._built = _celpy_engine().prepare(self._tree.get(), self._counting)
                 built = self._built
         return built
 

@@ -1,7 +1,8 @@
 """``compile_selector`` / ``CompiledSelector.evaluate``: the public face of the DRA CEL engine.
 
-Pipeline: length limit → parse (cel-python's grammar) → type check → result-type check → cost
-estimate → engine ``prepare`` (:mod:`app.cel.engines`; cel-python's evaluator).  Each step
+Pipeline: length limit → parse (cel-python's grammar; the plainest selectors by
+:mod:`app.cel.quickparse` into the same tree, without loading Lark) → type check → result-type
+check → cost estimate → engine ``prepare`` (:mod:`app.cel.engines`; cel-python's evaluator).  Each step
 produces the API server's message on failure; everything before the engine is
 engine-independent, so the test oracle accepts and rejects exactly the same selectors.
 
@@ -44,7 +45,7 @@ from .cost import COST_LIMIT, estimate_cost
 from .device import CelDevice
 from .engines import Engine, ProgramSource, UnsupportedExpression, default_engine
 from .errors import CelRuntimeError, CompileFailure, EvalError, format_error
-from .parser import ParseError, parse_with_tree
+from .parser import ParseError, parse_source
 from .typecheck import check
 from .values import type_name
 
@@ -350,7 +351,7 @@ def _compile(
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:  # lone surrogates: 3 bytes
         return CompileFailure("too_long", f"may not be more than {MAX_EXPRESSION_LENGTH} bytes")
     try:
-        root, tree = parse_with_tree(expression)
+        root, tree = parse_source(expression)
     except ParseError as e:
         if uses_optional_syntax(expression):
             return CompileFailure(

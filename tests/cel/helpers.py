@@ -9,7 +9,7 @@ from draguard.cel.cost import estimate_cost
 from draguard.cel.device import CelDevice
 from draguard.cel.engines import ProgramSource, default_engine
 from draguard.cel.errors import EvalError
-from draguard.cel.parser import parse, parse_with_tree
+from draguard.cel.parser import parse, parse_source
 from draguard.cel.typecheck import check
 
 EMPTY_DEVICE = make_device("dra.example.com", False, {}, {})
@@ -18,7 +18,7 @@ EMPTY_DEVICE = make_device("dra.example.com", False, {}, {})
 def value(expr: str, device: CelDevice = EMPTY_DEVICE) -> Any:
     """The CEL value of ``expr`` under the current default engine; raises AssertionError on compile
     errors, EvalError at runtime."""
-    root, tree = parse_with_tree(expr)
+    root, tree = parse_source(expr)
     checked = check(root)
     assert not checked.errors, checked.errors
     engine = default_engine()
