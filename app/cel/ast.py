@@ -26,23 +26,31 @@ CompKind = Literal[
 
 @dataclass(eq=False, slots=True)
 class Expr:
+    """A node: its character offset in the text (for carets) and its id (numbered in pre-order after parsing)."""
+
     pos: int
     id: int = field(default=0, init=False)
 
 
 @dataclass(eq=False, slots=True)
 class Const(Expr):
+    """A literal (``1``, ``"a"``, ``true``, ``null``…) and its CEL kind."""
+
     value: object
     kind: ConstKind
 
 
 @dataclass(eq=False, slots=True)
 class Ident(Expr):
+    """A name (``device``, a macro's variable)."""
+
     name: str
 
 
 @dataclass(eq=False, slots=True)
 class Select(Expr):
+    """A field selection ``operand.field`` (``test_only``: inside ``has()``)."""
+
     operand: Expr
     field: str
     test_only: bool = False  # has(operand.field)
@@ -50,6 +58,8 @@ class Select(Expr):
 
 @dataclass(eq=False, slots=True)
 class Call(Expr):
+    """A call: an operator in cel-go's naming (``_==_``, ``_[_]``, ``!_``) or a function, with its receiver for a method."""
+
     fn: str
     target: Expr | None
     args: list[Expr]
@@ -57,16 +67,22 @@ class Call(Expr):
 
 @dataclass(eq=False, slots=True)
 class ListLit(Expr):
+    """A list literal ``[a, b]``."""
+
     elems: list[Expr]
 
 
 @dataclass(eq=False, slots=True)
 class MapLit(Expr):
+    """A map literal ``{k: v}``."""
+
     entries: list[tuple[Expr, Expr]]
 
 
 @dataclass(eq=False, slots=True)
 class Comp(Expr):
+    """A comprehension macro (``all``, ``exists``, ``map``…) over ``rng`` with its variable(s) and its predicate/transform."""
+
     kind: CompKind
     rng: Expr
     var: str

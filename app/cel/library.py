@@ -43,6 +43,8 @@ S, I, U, D, BO, BY, Q, V, DYN = T.STRING, T.INT, T.UINT, T.DOUBLE, T.BOOL, T.BYT
 
 @dataclass(frozen=True, slots=True)
 class Overload:
+    """One signature of a library function: its cel-go overload id, receiver style, parameter and result types."""
+
     id: str
     member: bool
     params: tuple[T.CelType, ...]
@@ -51,6 +53,8 @@ class Overload:
 
 @dataclass(frozen=True, slots=True)
 class Function:
+    """A library function of Kubernetes' CEL environment: its overloads and draguard's implementation."""
+
     name: str
     overloads: tuple[Overload, ...]
     impl: Callable[..., Any]

@@ -17,6 +17,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class CelType:
+    """A CEL type for the checker: a name and its parameters (``list(int)``), or a type parameter."""
+
     name: str
     params: tuple[CelType, ...] = ()
     is_param: bool = False
