@@ -44,6 +44,7 @@ Positions are the ones the Lark path's converter gives: an operator's call (``_=
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from . import ast as A
 
@@ -138,19 +139,19 @@ class _Parser:
         if self.depth > MAX_DEPTH:
             raise _Decline
 
-    def or_(self) -> A.Expr:
-        left = self.and_()
-        while self.peek()[:2] == ("op", "||"):
+    def _chain(self, op: str, operand: Callable[[], A.Expr]) -> A.Expr:
+        """``operand (op operand)*``, associating to the left, each call at its operator token."""
+        left = operand()
+        while self.peek()[:2] == ("op", op):
             pos = self.take()[2]
-            left = A.Call(pos, "_||_", None, [left, self.and_()])
+            left = A.Call(pos, f"_{op}_", None, [left, operand()])
         return left
 
+    def or_(self) -> A.Expr:
+        return self._chain("||", self.and_)
+
     def and_(self) -> A.Expr:
-        left = self.rel()
-        while self.peek()[:2] == ("op", "&&"):
-            pos = self.take()[2]
-            left = A.Call(pos, "_&&_", None, [left, self.rel()])
-        return left
+        return self._chain("&&", self.rel)
 
     def rel(self) -> A.Expr:
         left = self.unary()
