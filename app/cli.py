@@ -73,6 +73,12 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
                         help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
 
 
+_retained: list[object] | None = None
+"""Where a lint about to end with :func:`entry`'s quick exit keeps what it no longer needs, so
+that it is never freed object by object (``review_documents``'s ``retain``); ``None`` when
+:func:`main` runs in a process that goes on (tests, a library caller): then everything is freed."""
+
+
 def _run_lint(args: argparse.Namespace) -> int:
     from .inventory import InputError, load_paths, load_workload_kinds, open_inventory
     from .k8s import CHECKED_KINDS, INVENTORY_KINDS, UNRENDERED_TEMPLATE, FeatureGateError, parse_target
@@ -129,6 +135,7 @@ def _run_lint(args: argparse.Namespace) -> int:
         options=options,
         decode_findings=findings,
         inventory_name=", ".join(args.inventory),
+        retain=_retained,
     )
     sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations,
                             sarif_root=args.sarif_root or os.getcwd()))
@@ -231,15 +238,19 @@ def entry() -> None:
     Why: a lint against a big inventory ends holding millions of small objects, and the
     interpreter's orderly shutdown frees them one by one — ~0.4 s of a 1.6 s lint against 1,000
     nodes — only for the kernel to take the whole address space back an instant later.  The
-    report is flushed first; a lint registers no exit work of its own, and the cyclic collector,
-    paused for the lint (:mod:`app.collector`), is not resumed for the few allocations left.  Should the flush fail
-    (a closed pipe), the ordinary exit runs so that its status and message stay as they were.
+    report is flushed first; a lint registers no exit work of its own, the cyclic collector,
+    paused for the lint (:mod:`app.collector`), is not resumed for the few allocations left, and
+    the review's intermediate objects are kept to the end rather than freed (:data:`_retained`).
+    Should the flush fail (a closed pipe), the ordinary exit runs so that its status and message
+    stay as they were.
     ``serve`` and ``certs`` exit the ordinary way (log handlers, servers), and so does a lint
     run under a profiler or a coverage tracer, whose reports are written at exit.
     """
     argv = sys.argv[1:]
     quick_exit = argv[:1] == ["lint"] and sys.getprofile() is None and sys.gettrace() is None
     if quick_exit:
+        global _retained
+        _retained = []
         # The collector stays paused to the end (main's bulk_allocation finds it off and leaves it
         # off): resumed after the lint, its first young-generation pass would scan every object
         # the paused run made — the whole heap, ~10 % of linting 400 objects — right before the exit.
