@@ -100,18 +100,13 @@ def _one_class_doubt(alt: Alternative, inventory: Inventory) -> str | None:
     reachable = set(inventory.reachable)
     bare = _class_only(alt, inventory)
     pools = inventory.pools
-    usable_pool: dict[object, bool] = {}
     matched = False
     first_usable: DeviceRecord | None = None
     for d in inventory.devices:
         if bare.status(d) not in _CLASS_MATCHED:
             continue
         matched = True
-        key = d.pool_key
-        usable = usable_pool.get(key)
-        if usable is None:
-            usable = usable_pool[key] = pools[key].usable
-        if not usable:
+        if not pools[d.pool_key].usable:
             continue
         if d.index in reachable:
             return None
