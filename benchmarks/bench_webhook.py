@@ -13,7 +13,10 @@ review.  Four separate runs:
    queueing behind other clients);
 4. memory: 200 distinct claims (every one a new selector and capacity), RSS before and after.
 
-Runs 2 and 3 are made for each ``--mix`` (:data:`MIXES`; by default the hit-heavy twelve and the
+Runs 2 and 3 are paired with the no-op floor (:mod:`floor`): the same client processes hold a
+connection to each server and turn from one to the other every 0.25 s (ABBA), so the shared
+machine's bursts of noise fall on both alike — back-to-back runs of 5 s each differed by up to
+±15 % from noise alone.  Runs 2 and 3 are made for each ``--mix`` (:data:`MIXES`; by default the hit-heavy twelve and the
 miss-heavy ``fresh-objects``, where every request is an object the answer memo has not seen), so the
 figure is honest about both.  Each run is repeated ``--repeat`` times and the median printed.  The machine is a shared 2-core
 VM: the client processes compete with the server for the same two cores.
@@ -118,39 +121,55 @@ class Connection:
         return resp.status
 
 
-def _client(args: tuple[int, str, list[bytes], float, int]) -> tuple[int, int, list[float]]:
-    """A client process: ``threads`` keep-alive connections sending bodies round-robin until ``until``."""
+SLICE_SECONDS = 0.25
+"""How long each server has the clients in a paired run before they turn to the other (:func:`load`)."""
+PATTERN = (0, 1, 1, 0)
+"""The order of the slices in a paired run, ABBA: neither server is always first after the switch."""
+
+
+def _client(args: tuple[list[tuple[int, str]], list[bytes], float, float, int]) -> list[tuple[int, int, list[float]]]:
+    """A client process: ``threads`` keep-alive connections to every server, sending bodies
+    round-robin until ``until``; in the slice of time ``k`` (of :data:`SLICE_SECONDS` from
+    ``start``) every request goes to server ``PATTERN[k % 4]`` (with one server, always to it).
+    Returns, per server, the requests sent, the non-200 answers and the latencies in ms."""
     import threading
 
-    port, ca, bodies, until, threads = args
-    done = [0]
-    errors = [0]
-    lat: list[float] = []
+    targets, bodies, start, until, threads = args
+    count = len(targets)
+    done = [0] * count
+    errors = [0] * count
+    lat: list[list[float]] = [[] for _ in targets]
     lock = threading.Lock()
 
     def run(offset: int) -> None:
-        conn = Connection(port, ca)
+        conns = [Connection(port, ca) for port, ca in targets]
         i = offset
-        local: list[float] = []
-        n = err = 0
-        while time.time() < until:
+        local: list[list[float]] = [[] for _ in targets]
+        n = [0] * count
+        err = [0] * count
+        while True:
+            now = time.time()
+            if now >= until:
+                break
+            k = 0 if count == 1 else PATTERN[int((now - start) / SLICE_SECONDS) % len(PATTERN)]
             t0 = time.perf_counter()
-            status, _ = conn.post("/validate", bodies[i % len(bodies)])
-            local.append((time.perf_counter() - t0) * 1000)
-            n += 1
-            err += status != 200
+            status, _ = conns[k].post("/validate", bodies[i % len(bodies)])
+            local[k].append((time.perf_counter() - t0) * 1000)
+            n[k] += 1
+            err[k] += status != 200
             i += 1
         with lock:
-            done[0] += n
-            errors[0] += err
-            lat.extend(local)
+            for k in range(count):
+                done[k] += n[k]
+                errors[k] += err[k]
+                lat[k].extend(local[k])
 
     ts = [threading.Thread(target=run, args=(k * 3,)) for k in range(threads)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    return done[0], errors[0], lat
+    return [(done[k], errors[k], lat[k]) for k in range(count)]
 
 
 def percentile(samples: list[float], p: float) -> float:
@@ -158,18 +177,25 @@ def percentile(samples: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))] if ordered else float("nan")
 
 
-def load(port: int, ca: str, bodies: list[bytes], seconds: float, clients: int) -> dict[str, float]:
+def load(targets: list[tuple[int, str]], bodies: list[bytes], seconds: float, clients: int) -> list[dict[str, float]]:
+    """``clients`` connections (over two processes) sending for ``seconds`` per server: with
+    several servers, the time is cut into slices of :data:`SLICE_SECONDS` given to them in turn
+    (:data:`PATTERN`), so each has the clients for ``seconds`` in all and every burst of the
+    shared machine's noise lands on both alike; reviews per second are each server's requests
+    over its own share of the time."""
     procs = min(2, clients)
     per = [clients // procs + (1 if k < clients % procs else 0) for k in range(procs)]
     start = time.time() + 1.0  # let every client connect first
-    until = start + seconds
+    until = start + seconds * len(targets)
     with multiprocessing.Pool(procs) as pool:
-        results = pool.map(_client, [(port, ca, bodies, until, n) for n in per])
-    total = sum(r[0] for r in results)
-    errors = sum(r[1] for r in results)
-    lat = [x for r in results for x in r[2]]
-    return {"reviews_per_s": round(total / seconds, 1), "errors": errors, "p50_ms": round(percentile(lat, 0.5), 2),
-            "p99_ms": round(percentile(lat, 0.99), 2)}
+        results = pool.map(_client, [(targets, bodies, start, until, n) for n in per])
+    out = []
+    for k in range(len(targets)):
+        total = sum(r[k][0] for r in results)
+        lat = [x for r in results for x in r[k][2]]
+        out.append({"reviews_per_s": round(total / seconds, 1), "errors": sum(r[k][1] for r in results),
+                    "p50_ms": round(percentile(lat, 0.5), 2), "p99_ms": round(percentile(lat, 0.99), 2)})
+    return out
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], port: int, ca: str, what: str) -> None:
@@ -235,16 +261,16 @@ def cpu_seconds(pid: int) -> float:
 
 def interleaved(servers: dict[str, tuple[int, str, int]], bodies: list[bytes], seconds: float, clients: int,
                 order: list[str]) -> dict[str, dict[str, float]]:
-    """One load run per server, back to back in ``order`` (alternated between repeats); besides
-    the client's view, the server's own CPU time per review — steadier than wall-clock figures
-    on a shared machine, since other jobs' time is not counted in it."""
+    """One paired load run over the servers (:func:`load`: their slices of time interleaved,
+    ``order[0]`` first); besides the client's view, each server's own CPU time per review —
+    steadier than wall-clock figures on a shared machine, since other jobs' time is not counted
+    in it (a server waiting for its slice uses next to none)."""
+    before = {name: cpu_seconds(servers[name][2]) for name in order}
+    rows = load([servers[name][:2] for name in order], bodies, seconds, clients)
     out = {}
-    for name in order:
-        port, ca, pid = servers[name]
-        before = cpu_seconds(pid)
-        row = load(port, ca, bodies, seconds, clients)
+    for name, row in zip(order, rows, strict=True):
         done = row["reviews_per_s"] * seconds
-        row["server_cpu_us"] = round((cpu_seconds(pid) - before) / done * 1e6, 1) if done else float("nan")
+        row["server_cpu_us"] = round((cpu_seconds(servers[name][2]) - before[name]) / done * 1e6, 1) if done else float("nan")
         out[name] = row
     return out
 
@@ -258,7 +284,8 @@ def summary(args: argparse.Namespace, bodies: list[bytes], starts: list[float], 
             load_avg: tuple[float, float]) -> list[str]:
     """The report lines: draguard as a ratio of the floor (median of per-repeat ratios), absolutes beside."""
     out = [f"inventory: {args.devices} GPUs (+NICs), {len(bodies)} claims in the mix; median of {args.repeat} "
-           f"interleaved runs (floor and draguard back to back, order alternated); "
+           f"paired runs (floor and draguard given the same clients in turn, {SLICE_SECONDS:g} s slices ABBA, "
+           f"{args.seconds:g} s each in all; which starts alternated); "
            f"load average {load_avg[0]:.1f} at the start, {load_avg[1]:.1f} at the end",
            f"start-up to ready: {statistics.median(starts):.2f} s; RSS at ready: {statistics.median(rss_ready):.0f} MB"]
     labels = []
