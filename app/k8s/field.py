@@ -79,17 +79,25 @@ class Path:
             path = path.child(name)
         return path
 
+    # child, index and key build the new Path inline (as _made does): ~400,000 calls in a
+    # 10,000-object lint, where a second Python frame per path was ~2 % of the run
     def child(self, name: str, *more: str) -> Path:
         segs = (*self.segments, ("field", name))
         for extra in more:
             segs = (*segs, ("field", extra))
-        return _made(segs)
+        path = _new_path(Path)
+        _set_segments(path, segs)
+        return path
 
     def index(self, i: int) -> Path:
-        return _made((*self.segments, ("index", i)))
+        path = _new_path(Path)
+        _set_segments(path, (*self.segments, ("index", i)))
+        return path
 
     def key(self, k: str) -> Path:
-        return _made((*self.segments, ("key", k)))
+        path = _new_path(Path)
+        _set_segments(path, (*self.segments, ("key", k)))
+        return path
 
     def __str__(self) -> str:
         out: list[str] = []

@@ -505,6 +505,12 @@ def review_documents(
     them one by one — a pydantic model tree per object — was ~5–7 % of linting 10,000 objects,
     work the kernel does at once when the process ends.
 
+    A ResourceSlice's decoded model is let go as soon as the slice is validated: nothing after
+    validation reads it (the merged inventory is built from the raw objects), and slices' models
+    were ~45 % of a 10,000-object lint's heap — freed while the run goes on, their memory is used
+    again instead of the process growing (peak RSS 383 → 247 MB, CPU −7 to −9 %, interleaved
+    A/B).
+
     ``inventory`` is the cluster (or files) to check satisfiability against; when given and
     ``merge_inventory_objects`` is set, valid DeviceClasses/ResourceSlices/Nodes among the
     documents are added to it (``inventory_objects`` are the raw objects it was built from).
@@ -521,6 +527,8 @@ def review_documents(
             started = time.perf_counter()
             item = _structure_and_validate(doc, ctx, options)
             item.review.elapsed_ms = (time.perf_counter() - started) * 1000
+            if doc.kind == "ResourceSlice":
+                item.model = None  # (the docstring says why)
             checked.append(item)
             order.append(item)
             if item.valid and doc.kind in INVENTORY_OBJECT_KINDS:

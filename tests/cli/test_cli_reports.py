@@ -141,3 +141,19 @@ def test_every_help_uri_anchor_exists_in_the_readme() -> None:
     anchors = set(re.findall(r'<a id="([^"]+)"></a>', readme))
     missing = [r.id for r in RULES.values() if r.help_uri.rsplit("#", 1)[1] not in anchors]
     assert missing == []
+
+
+# ------------------------------------------------------------------ JSON text
+@pytest.mark.parametrize("filename", ["big.yaml", "größe-ü.yaml"])
+def test_json_report_is_the_standard_librarys_text_byte_for_byte(
+    tmp_path: Path, filename: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """orjson writes the report when its text is ASCII; a non-ASCII file name (UTF-8 from orjson,
+    ``\\u`` escapes from the standard library) falls back, so the bytes never change with it."""
+    path = tmp_path / filename
+    path.write_text(CLAIM_50GI)
+    status, out = lint(capsys, str(path), "--inventory", str(INVENTORY), "--format", "json")
+    assert status == 1
+    assert out == json.dumps(json.loads(out), indent=2) + "\n"
+    assert out.isascii()
+    assert json.loads(out)["findings"][0]["file"].endswith(filename)
