@@ -99,6 +99,15 @@ QuantityField = Annotated[
 ]
 
 
+def empty_list() -> list[Any]:
+    """``[]``, as a list field's default factory.
+
+    Why not ``list`` itself: pydantic asks ``inspect.signature`` of every default factory whether
+    it takes the validated data, and for a builtin that means parsing its text signature —
+    ~60 µs against ~4 µs for a Python function; 43 list fields made it ~3 ms of every start-up."""
+    return []
+
+
 class _Model(BaseModel):
     """Strict, typo-catching base: unknown fields are errors, no silent type coercion."""
 
@@ -131,9 +140,9 @@ class ObjectMeta(_Model):
     deletion_grace_period_seconds: int | None = Field(None, alias="deletionGracePeriodSeconds")
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
-    owner_references: list[dict[str, Any]] = Field(default_factory=list, alias="ownerReferences")
-    finalizers: list[str] = Field(default_factory=list)
-    managed_fields: list[dict[str, Any]] = Field(default_factory=list, alias="managedFields")
+    owner_references: list[dict[str, Any]] = Field(default_factory=empty_list, alias="ownerReferences")
+    finalizers: list[str] = Field(default_factory=empty_list)
+    managed_fields: list[dict[str, Any]] = Field(default_factory=empty_list, alias="managedFields")
     self_link: str | None = Field(None, alias="selfLink")
 
 
@@ -141,16 +150,16 @@ class ObjectMeta(_Model):
 class NodeSelectorRequirement(_Model):
     key: str = ""
     operator: str = ""
-    values: list[str] = Field(default_factory=list)
+    values: list[str] = Field(default_factory=empty_list)
 
 
 class NodeSelectorTerm(_Model):
-    match_expressions: list[NodeSelectorRequirement] = Field(default_factory=list, alias="matchExpressions")
-    match_fields: list[NodeSelectorRequirement] = Field(default_factory=list, alias="matchFields")
+    match_expressions: list[NodeSelectorRequirement] = Field(default_factory=empty_list, alias="matchExpressions")
+    match_fields: list[NodeSelectorRequirement] = Field(default_factory=empty_list, alias="matchFields")
 
 
 class NodeSelector(_Model):
-    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list, alias="nodeSelectorTerms")
+    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=empty_list, alias="nodeSelectorTerms")
 
 
 # ---------------------------------------------------------------------------- selectors, config
@@ -173,8 +182,8 @@ class DeviceClassConfiguration(_Model):
 
 # ---------------------------------------------------------------------------- DeviceClass
 class DeviceClassSpec(_Model):
-    selectors: list[DeviceSelector] = Field(default_factory=list)
-    config: list[DeviceClassConfiguration] = Field(default_factory=list)
+    selectors: list[DeviceSelector] = Field(default_factory=empty_list)
+    config: list[DeviceClassConfiguration] = Field(default_factory=empty_list)
     extended_resource_name: str | None = Field(None, alias="extendedResourceName")
 
 
@@ -224,7 +233,7 @@ class CapacityRequestPolicyRange(_Model):
 
 class CapacityRequestPolicy(_Model):
     default: QuantityField | None = None
-    valid_values: list[QuantityField] = Field(default_factory=list, alias="validValues")
+    valid_values: list[QuantityField] = Field(default_factory=empty_list, alias="validValues")
     valid_range: CapacityRequestPolicyRange | None = Field(None, alias="validRange")
 
 
@@ -265,14 +274,14 @@ class Device(_Model):
     name: str = ""
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
     capacity: dict[str, DeviceCapacity] = Field(default_factory=dict)
-    consumes_counters: list[DeviceCounterConsumption] = Field(default_factory=list, alias="consumesCounters")
+    consumes_counters: list[DeviceCounterConsumption] = Field(default_factory=empty_list, alias="consumesCounters")
     node_name: str | None = Field(None, alias="nodeName")
     node_selector: NodeSelector | None = Field(None, alias="nodeSelector")
     all_nodes: bool | None = Field(None, alias="allNodes")
-    taints: list[DeviceTaint] = Field(default_factory=list)
+    taints: list[DeviceTaint] = Field(default_factory=empty_list)
     binds_to_node: bool | None = Field(None, alias="bindsToNode")
-    binding_conditions: list[str] = Field(default_factory=list, alias="bindingConditions")
-    binding_failure_conditions: list[str] = Field(default_factory=list, alias="bindingFailureConditions")
+    binding_conditions: list[str] = Field(default_factory=empty_list, alias="bindingConditions")
+    binding_failure_conditions: list[str] = Field(default_factory=empty_list, alias="bindingFailureConditions")
     allow_multiple_allocations: bool | None = Field(None, alias="allowMultipleAllocations")
     node_allocatable_resource_mappings: dict[str, NodeAllocatableResourceMapping] = Field(
         default_factory=dict, alias="nodeAllocatableResourceMappings"
@@ -292,8 +301,8 @@ class ResourceSliceSpec(_Model):
     node_selector: NodeSelector | None = Field(None, alias="nodeSelector")
     all_nodes: bool | None = Field(None, alias="allNodes")
     per_device_node_selection: bool | None = Field(None, alias="perDeviceNodeSelection")
-    devices: list[Device] = Field(default_factory=list)
-    shared_counters: list[CounterSet] = Field(default_factory=list, alias="sharedCounters")
+    devices: list[Device] = Field(default_factory=empty_list)
+    shared_counters: list[CounterSet] = Field(default_factory=empty_list, alias="sharedCounters")
 
 
 class ResourceSlice(_Model):
@@ -318,45 +327,45 @@ class CapacityRequirements(_Model):
 
 class ExactDeviceRequest(_Model):
     device_class_name: str = Field("", alias="deviceClassName")
-    selectors: list[DeviceSelector] = Field(default_factory=list)
+    selectors: list[DeviceSelector] = Field(default_factory=empty_list)
     allocation_mode: str = Field("", alias="allocationMode")
     count: int = 0
     admin_access: bool | None = Field(None, alias="adminAccess")
-    tolerations: list[DeviceToleration] = Field(default_factory=list)
+    tolerations: list[DeviceToleration] = Field(default_factory=empty_list)
     capacity: CapacityRequirements | None = None
 
 
 class DeviceSubRequest(_Model):
     name: str = ""
     device_class_name: str = Field("", alias="deviceClassName")
-    selectors: list[DeviceSelector] = Field(default_factory=list)
+    selectors: list[DeviceSelector] = Field(default_factory=empty_list)
     allocation_mode: str = Field("", alias="allocationMode")
     count: int = 0
-    tolerations: list[DeviceToleration] = Field(default_factory=list)
+    tolerations: list[DeviceToleration] = Field(default_factory=empty_list)
     capacity: CapacityRequirements | None = None
 
 
 class DeviceRequest(_Model):
     name: str = ""
     exactly: ExactDeviceRequest | None = None
-    first_available: list[DeviceSubRequest] = Field(default_factory=list, alias="firstAvailable")
+    first_available: list[DeviceSubRequest] = Field(default_factory=empty_list, alias="firstAvailable")
 
 
 class DeviceConstraint(_Model):
-    requests: list[str] = Field(default_factory=list)
+    requests: list[str] = Field(default_factory=empty_list)
     match_attribute: str | None = Field(None, alias="matchAttribute")
     distinct_attribute: str | None = Field(None, alias="distinctAttribute")
 
 
 class DeviceClaimConfiguration(_Model):
-    requests: list[str] = Field(default_factory=list)
+    requests: list[str] = Field(default_factory=empty_list)
     opaque: OpaqueDeviceConfiguration | None = None
 
 
 class DeviceClaim(_Model):
-    requests: list[DeviceRequest] = Field(default_factory=list)
-    constraints: list[DeviceConstraint] = Field(default_factory=list)
-    config: list[DeviceClaimConfiguration] = Field(default_factory=list)
+    requests: list[DeviceRequest] = Field(default_factory=empty_list)
+    constraints: list[DeviceConstraint] = Field(default_factory=empty_list)
+    config: list[DeviceClaimConfiguration] = Field(default_factory=empty_list)
 
 
 class ResourceClaimSpec(_Model):
@@ -369,22 +378,22 @@ class DeviceRequestAllocationResult(_Model):
     pool: str = ""
     device: str = ""
     admin_access: bool | None = Field(None, alias="adminAccess")
-    tolerations: list[DeviceToleration] = Field(default_factory=list)
-    binding_conditions: list[str] = Field(default_factory=list, alias="bindingConditions")
-    binding_failure_conditions: list[str] = Field(default_factory=list, alias="bindingFailureConditions")
+    tolerations: list[DeviceToleration] = Field(default_factory=empty_list)
+    binding_conditions: list[str] = Field(default_factory=empty_list, alias="bindingConditions")
+    binding_failure_conditions: list[str] = Field(default_factory=empty_list, alias="bindingFailureConditions")
     share_id: str | None = Field(None, alias="shareID")
     consumed_capacity: dict[str, QuantityField] = Field(default_factory=dict, alias="consumedCapacity")
 
 
 class DeviceAllocationConfiguration(_Model):
     source: str = ""
-    requests: list[str] = Field(default_factory=list)
+    requests: list[str] = Field(default_factory=empty_list)
     opaque: OpaqueDeviceConfiguration | None = None
 
 
 class DeviceAllocationResult(_Model):
-    results: list[DeviceRequestAllocationResult] = Field(default_factory=list)
-    config: list[DeviceAllocationConfiguration] = Field(default_factory=list)
+    results: list[DeviceRequestAllocationResult] = Field(default_factory=empty_list)
+    config: list[DeviceAllocationConfiguration] = Field(default_factory=empty_list)
 
 
 class AllocationResult(_Model):
@@ -402,7 +411,7 @@ class ResourceClaimConsumerReference(_Model):
 
 class NetworkDeviceData(_Model):
     interface_name: str = Field("", alias="interfaceName")
-    ips: list[str] = Field(default_factory=list)
+    ips: list[str] = Field(default_factory=empty_list)
     hardware_address: str = Field("", alias="hardwareAddress")
 
 
@@ -411,15 +420,15 @@ class AllocatedDeviceStatus(_Model):
     pool: str = ""
     device: str = ""
     share_id: str | None = Field(None, alias="shareID")
-    conditions: list[dict[str, Any]] = Field(default_factory=list)
+    conditions: list[dict[str, Any]] = Field(default_factory=empty_list)
     data: Any = None
     network_data: NetworkDeviceData | None = Field(None, alias="networkData")
 
 
 class ResourceClaimStatus(_Model):
     allocation: AllocationResult | None = None
-    reserved_for: list[ResourceClaimConsumerReference] = Field(default_factory=list, alias="reservedFor")
-    devices: list[AllocatedDeviceStatus] = Field(default_factory=list)
+    reserved_for: list[ResourceClaimConsumerReference] = Field(default_factory=empty_list, alias="reservedFor")
+    devices: list[AllocatedDeviceStatus] = Field(default_factory=empty_list)
 
 
 class ResourceClaim(_Model):
@@ -471,7 +480,7 @@ class Taint(_Loose):
 class NodeSpec(_Loose):
     """What scheduling reads of a Node's spec: its taints and whether it is cordoned."""
 
-    taints: list[Taint] = Field(default_factory=list)
+    taints: list[Taint] = Field(default_factory=empty_list)
     unschedulable: bool = False
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .field import ErrorType, FieldError, Path
-from .models import NodeSelector, QuantityField, Toleration
+from .models import NodeSelector, QuantityField, Toleration, empty_list
 from .structure import loc_to_path, type_error
 from .tree import deep_copy
 
@@ -64,7 +64,7 @@ class ContainerClaimRef(_Strict):
 class ResourceRequirements(_Strict):
     limits: dict[str, QuantityField] = Field(default_factory=dict)
     requests: dict[str, QuantityField] = Field(default_factory=dict)
-    claims: list[ContainerClaimRef] = Field(default_factory=list)
+    claims: list[ContainerClaimRef] = Field(default_factory=empty_list)
 
 
 class Container(_Lax):
@@ -90,16 +90,16 @@ class Affinity(_Lax):
 
 
 class PodSpec(_Lax):
-    containers: list[Container] = Field(default_factory=list)
-    init_containers: list[Container] = Field(default_factory=list, alias="initContainers")
-    ephemeral_containers: list[Container] = Field(default_factory=list, alias="ephemeralContainers")
-    resource_claims: list[PodResourceClaim] = Field(default_factory=list, alias="resourceClaims")
+    containers: list[Container] = Field(default_factory=empty_list)
+    init_containers: list[Container] = Field(default_factory=empty_list, alias="initContainers")
+    ephemeral_containers: list[Container] = Field(default_factory=empty_list, alias="ephemeralContainers")
+    resource_claims: list[PodResourceClaim] = Field(default_factory=empty_list, alias="resourceClaims")
     resources: ResourceRequirements | None = None
     """Pod-level resources (PodLevelResources); ``claims`` there is forbidden by validation."""
     node_name: str | None = Field(None, alias="nodeName")
     node_selector: dict[str, str] = Field(default_factory=dict, alias="nodeSelector")
     affinity: Affinity | None = None
-    tolerations: list[Toleration] = Field(default_factory=list)
+    tolerations: list[Toleration] = Field(default_factory=empty_list)
     scheduler_name: str | None = Field(None, alias="schedulerName")
 
     @property
