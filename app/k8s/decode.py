@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .fastyaml import DOCUMENT_START, LEADING_TRIVIA, fast_yaml_documents
+from .fastyaml import LEADING_TRIVIA, document_starts, fast_yaml_documents
 from .finding import Finding, Reason, Severity
 from .jsonparse import DuplicateKeyError, JsonError, has_surrogates, loads_json
 from .linepos import block_positions
@@ -222,7 +222,7 @@ class _Locator:
     def _document_spans(self) -> list[tuple[int, int]] | None:
         if self._spans is None:
             text = self._text
-            starts = [m.start() for m in DOCUMENT_START.finditer(text)]
+            starts = document_starts(text)
             body = LEADING_TRIVIA.match(text).end()  # type: ignore[union-attr]
             if not starts or starts[0] != body:
                 starts.insert(0, 0)
