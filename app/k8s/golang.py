@@ -109,7 +109,12 @@ def round_up_to_step(value: Quantity, base: Quantity, step: Quantity) -> int:
 
 # --------------------------------------------------------------------------- strings
 def byte_len(value: str) -> int:
-    """Go's ``len(string)``: UTF-8 bytes — what every Kubernetes length limit counts."""
+    """Go's ``len(string)``: UTF-8 bytes — what every Kubernetes length limit counts.
+
+    An ASCII string (``isascii`` reads a flag) has as many bytes as characters: no encoded copy
+    (~160,000 calls in a 10,000-object lint)."""
+    if value.isascii():
+        return len(value)
     return len(value.encode("utf-8", "surrogatepass"))
 
 

@@ -16,7 +16,7 @@ used, because a compile costs milliseconds rather than microseconds.
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Generic, TypeVar
 
 __all__ = ["Memo", "memo_tables"]
@@ -30,7 +30,7 @@ _TABLES: dict[str, Memo[object, object]] = {}
 class Memo(Generic[K, V]):
     """A table of at most ``limit`` entries, emptied when full; reads take no lock."""
 
-    __slots__ = ("_data", "_lock", "limit", "name")
+    __slots__ = ("_data", "_lock", "get", "limit", "name")
 
     def __init__(self, name: str, limit: int) -> None:
         if name in _TABLES:
@@ -38,11 +38,11 @@ class Memo(Generic[K, V]):
         self.name = name
         self.limit = limit
         self._data: dict[K, V] = {}
+        self.get: Callable[[K], V | None] = self._data.get
+        """The entry for a key, or None: the table's own ``dict.get`` (the dict is emptied, never
+        replaced), with no Python frame in between — ~230,000 reads in a 10,000-object lint."""
         self._lock = threading.Lock()
         _TABLES[name] = self  # type: ignore[assignment]
-
-    def get(self, key: K) -> V | None:
-        return self._data.get(key)
 
     def put(self, key: K, value: V) -> None:
         with self._lock:

@@ -69,7 +69,14 @@ DRA_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k
 
 
 def _to_quantity(value: Any) -> Quantity:
-    """Accept what Kubernetes' ``Quantity.UnmarshalJSON`` accepts: a string or a bare number."""
+    """Accept what Kubernetes' ``Quantity.UnmarshalJSON`` accepts: a string or a bare number.
+
+    A string — nearly every value — is tried first (~100,000 calls in a 10,000-object lint)."""
+    if isinstance(value, str):
+        try:
+            return parse_quantity(value)
+        except QuantityError as exc:
+            raise ValueError(str(exc)) from exc
     if isinstance(value, Quantity):
         return value
     if isinstance(value, bool):
@@ -82,11 +89,6 @@ def _to_quantity(value: Any) -> Quantity:
             text = text[:-2]
         try:
             return parse_quantity(text.replace("e+", "e"))
-        except QuantityError as exc:
-            raise ValueError(str(exc)) from exc
-    if isinstance(value, str):
-        try:
-            return parse_quantity(value)
         except QuantityError as exc:
             raise ValueError(str(exc)) from exc
     raise ValueError("quantity must be a string or a number")
