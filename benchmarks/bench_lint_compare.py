@@ -116,11 +116,9 @@ def part1(tmp: Path, repeat: int) -> None:
         return
     # paired: one run of each in turn, so that a change of the shared VM's speed during the
     # minute the peer takes lands on both (the ratio is the median of the pairs' ratios)
-    walls, cpus, kwalls, kcpus = [], [], [], []
-    for _ in range(repeat):
-        wall, cpu = timed(ours, 1)
-        kwall, kcpu = timed([kv, "--strict", "--quiet", *files], 1)
-        walls.append(wall), cpus.append(cpu), kwalls.append(kwall), kcpus.append(kcpu)
+    pairs = [(timed(ours, 1), timed([kv, "--strict", "--quiet", *files], 1)) for _ in range(repeat)]
+    walls, cpus = [d[0] for d, _ in pairs], [d[1] for d, _ in pairs]
+    kwalls, kcpus = [k[0] for _, k in pairs], [k[1] for _, k in pairs]
     med = statistics.median
     print(f"400 objects / 310 files, draguard lint (all checks): {med(walls):.2f} s wall, {med(cpus):.2f} s CPU")
     print(f"400 objects / 310 files, kubernetes-validate --strict (schema only): {med(kwalls):.2f} s wall, "

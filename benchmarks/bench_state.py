@@ -42,9 +42,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from bench_webhook import (  # noqa: E402
     Connection,
-    cpu_seconds,
     free_port,
-    load,
+    interleaved,
     review_body,
     rss_mb,
     start_floor,
@@ -229,20 +228,14 @@ def main() -> int:
                     / max(updates[0] - events, 1) * 1e6
                 runs: list[dict[str, dict[str, float]]] = []
                 for r in range(args.repeat):
-                    # the two servers of the ratio paired (bench_webhook.load: the client switches
+                    # the two servers of the ratio paired (bench_webhook.interleaved: the client switches
                     # between them every 0.25 s, ABBA), so that the machine's noise lands on both;
                     # the floor, a reference only, after them on its own
                     pair = ["without claims", "with claims"] if r % 2 == 0 else ["with claims", "without claims"]
-                    row: dict[str, dict[str, float]] = {}
-                    for group in (pair, ["floor"]):
-                        before = {name: cpu_seconds(servers[name][2]) for name in group}
-                        for name, got in zip(group, load([servers[n][:2] for n in group], bodies, args.seconds, 1),
-                                             strict=True):
-                            # CPU over the whole run, both slices of the pair: the claims server's
-                            # includes the claim events of the other's slices too (the report says so)
-                            got["server_cpu_us"] = round((cpu_seconds(servers[name][2]) - before[name])
-                                                         / max(got["reviews_per_s"] * args.seconds, 1) * 1e6)
-                            row[name] = got
+                    # (the claims server's CPU per review spans both slices of the pair, so it
+                    # includes the claim events of the other's slices too: the report says so)
+                    row = {**interleaved(servers, bodies, args.seconds, 1, pair),
+                           **interleaved(servers, bodies, args.seconds, 1, ["floor"])}
                     runs.append(row)
                 churn_rate = updates[0] / (time.perf_counter() - churn_started)
                 rss_end = rss_mb(p_held.pid)

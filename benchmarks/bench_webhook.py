@@ -183,6 +183,8 @@ def load(targets: list[tuple[int, str]], bodies: list[bytes], seconds: float, cl
     (:data:`PATTERN`), so each has the clients for ``seconds`` in all and every burst of the
     shared machine's noise lands on both alike; reviews per second are each server's requests
     over its own share of the time."""
+    if len(targets) > len(set(PATTERN)):
+        raise ValueError(f"a paired run takes at most {len(set(PATTERN))} servers (PATTERN), not {len(targets)}")
     procs = min(2, clients)
     per = [clients // procs + (1 if k < clients % procs else 0) for k in range(procs)]
     start = time.time() + 1.0  # let every client connect first
