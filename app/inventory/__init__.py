@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from .build import POTENTIAL_ANNOTATION, build_inventory, is_potential
+from .build import POTENTIAL_ANNOTATION, InventoryBuilder, build_inventory, is_potential
 from .cache import BoundedCache
 from .claims import CLAIM_KINDS, ClaimReducer
 from .cluster import EMPTY_CLUSTER, Allocations, ClusterState, HeldClaim, ObjectKey
@@ -92,6 +92,7 @@ __all__ = [
     "HeldClaim",
     "InputError",
     "Inventory",
+    "InventoryBuilder",
     "InventorySource",
     "KubeConfig",
     "KubeConfigError",

@@ -69,6 +69,11 @@ def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> 
         model = structural_pass(kind, dict(raw), target=target).model
     except (ValidationError, ValueError, TypeError, AttributeError):
         return None
+    return _from_model(model, parts)
+
+
+def _from_model(model: Any, parts: _SharedParts) -> _Decoded:
+    """What the snapshot keeps of a decoded DeviceClass or ResourceSlice (``None``: skipped)."""
     if isinstance(model, DeviceClass) and model.metadata.name:
         return ("DeviceClass", model)
     if isinstance(model, ResourceSlice):
@@ -168,6 +173,12 @@ def _fingerprint(raw: Mapping[str, Any]) -> tuple[str, str, str] | None:
     if isinstance(uid, str) and uid and isinstance(rv, str) and rv and isinstance(kind, str):
         return (kind, uid, rv)
     return None
+
+
+def _name_key(raw: Mapping[str, Any]) -> tuple[str, str]:
+    meta = raw.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return (str(raw.get("kind")), name if isinstance(name, str) else "")
 
 
 def _newest_generations(slices: list[_Slice]) -> dict[PoolKey, list[_Slice]]:
@@ -386,9 +397,25 @@ class InventoryBuilder:
     def __init__(self, *, target: Target = DEFAULT_TARGET) -> None:
         self.target = target
         self._decoded: dict[tuple[str, str, str], _Decoded] = {}
+        self._adopted: dict[tuple[str, str], tuple[Mapping[str, Any], Any]] = {}
+        """(kind, name) → the latest adopted object of that name and its model (:meth:`adopt`)."""
         self._parts = _SharedParts()
         self.decoded_objects = 0
         """How many objects the last :meth:`build` decoded (the rest were reused)."""
+
+    def adopt(self, raw: Mapping[str, Any], model: Any) -> None:
+        """Take ``raw``'s decoded model — a DeviceClass or ResourceSlice the caller has already put
+        through :func:`~app.k8s.structure.structural_pass` at this builder's target, as a create —
+        so that the next :meth:`build` given this very object does not decode it again.
+
+        Why: ``draguard lint`` validates the slices and classes of the linted files, then builds
+        the inventory they join; decoding each again was a third of that build.  One model per
+        kind and name is held (a later object of the same name replaces it, as it replaces it
+        in the inventory), and only until the next build: an adopted object not given to it is
+        forgotten there.  It is reduced by that build, not here — files that repeat a slice
+        would otherwise reduce every copy.  Matched by identity, so an equal object, or another
+        at a reused address, is decoded as usual."""
+        self._adopted[_name_key(raw)] = (raw, model)
 
     def build(self, objects: Iterable[Mapping[str, Any]]) -> Inventory:
         potential_nodes: set[str] = set()
@@ -446,7 +473,10 @@ class InventoryBuilder:
             if not isinstance(raw, Mapping):
                 continue
             fp = _fingerprint(raw)
-            if fp is not None and fp in self._decoded:
+            adopted = self._adopted.get(_name_key(raw)) if self._adopted else None
+            if adopted is not None and adopted[0] is raw:
+                decoded = _from_model(adopted[1], self._parts)
+            elif fp is not None and fp in self._decoded:
                 decoded = self._decoded[fp]
             else:
                 decoded = _decode_one(raw, self.target, self._parts)
@@ -468,6 +498,7 @@ class InventoryBuilder:
                 if is_potential(raw):
                     potential_slices.add(id(value))
         self._decoded = decoded_next
+        self._adopted = {}
         if len(self._parts.nodes) > 2 * len(infos) + 64:  # forget infos of nodes gone
             live = {id(i) for i in infos.values()}
             self._parts.nodes = {k: v for k, v in self._parts.nodes.items() if id(v) in live}

@@ -21,9 +21,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..inventory import EMPTY_CLUSTER, Inventory, build_inventory, carry_cluster
+from ..inventory import EMPTY_CLUSTER, Inventory, InventoryBuilder, carry_cluster
 from ..k8s import (
     DEFAULT_TARGET,
     DRA_KINDS,
@@ -58,27 +58,20 @@ from ..k8s import (
     workload_kind_for,
 )
 from ..satisfy import (
-    PodVerdict,
     capacity_in_use,
     check_claim_spec,
-    check_pod,
-    count_replicas,
     now_not_checked,
-    pod_capacity_in_use,
     sound_for_target,
 )
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
 from . import rechecks
 from .mutate import default_fill_patch
-from .workloads import (
-    ClaimIndex,
-    KnownClaim,
-    PodTemplateReview,
-    WorkloadReview,
-    extended_resource_names,
-    pod_request,
-    read_workload,
-)
+
+if TYPE_CHECKING:
+    from ..satisfy import PodVerdict
+    from .workloads import ClaimIndex, KnownClaim, PodTemplateReview, WorkloadReview
+# The pod and workload half of this module imports :mod:`.workloads` and the pod engine where
+# it first needs them: a lint of claims alone never loads them (app/lazy.py says why).
 
 __all__ = [
     "DEFAULT_DENY",
@@ -506,7 +499,8 @@ def review_documents(
     work the kernel does at once when the process ends.
 
     A ResourceSlice's decoded model is let go as soon as the slice is validated: nothing after
-    validation reads it (the merged inventory is built from the raw objects), and slices' models
+    validation reads it (the inventory builder has already taken what it keeps of a valid one,
+    :meth:`~app.inventory.InventoryBuilder.adopt`, instead of decoding it again), and slices' models
     were ~45 % of a 10,000-object lint's heap — freed while the run goes on, their memory is used
     again instead of the process growing (peak RSS 383 → 247 MB, CPU −7 to −9 %, interleaved
     A/B).
@@ -522,26 +516,29 @@ def review_documents(
     order: list[_Checked | Document] = []
     skipped: list[ObjectRef] = []
     extra_inventory: list[Mapping[str, Any]] = []
+    merging = inventory is not None and merge_inventory_objects
+    builder = InventoryBuilder(target=options.target)
     for doc in documents:
         if doc.kind in DRA_KINDS:
             started = time.perf_counter()
             item = _structure_and_validate(doc, ctx, options)
             item.review.elapsed_ms = (time.perf_counter() - started) * 1000
+            if item.valid and doc.kind in INVENTORY_OBJECT_KINDS:
+                extra_inventory.append(doc.obj)
+                if merging:
+                    builder.adopt(doc.obj, item.model)
             if doc.kind == "ResourceSlice":
                 item.model = None  # (the docstring says why)
             checked.append(item)
             order.append(item)
-            if item.valid and doc.kind in INVENTORY_OBJECT_KINDS:
-                extra_inventory.append(doc.obj)
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
         elif workload_kind_for(doc.api_version, doc.kind, options.workload_kinds) is not None:
             order.append(doc)
         elif doc.kind not in INVENTORY_KINDS:
             skipped.append(_ref(doc))
-    if inventory is not None and merge_inventory_objects and extra_inventory:
-        inventory = carry_cluster(build_inventory(_merged(inventory_objects, extra_inventory), target=options.target),
-                                  inventory)
+    if inventory is not None and merging and extra_inventory:
+        inventory = carry_cluster(builder.build(_merged(inventory_objects, extra_inventory)), inventory)
     for item in checked:
         started = time.perf_counter()
         _satisfiability(item, inventory, inventory_problem, options)
@@ -584,6 +581,8 @@ def review_documents(
 
 # ---------------------------------------------------------------------------- workloads
 def _known(item: _Checked) -> KnownClaim:
+    from .workloads import KnownClaim
+
     model = item.model
     spec = None
     if isinstance(model, ResourceClaim):
@@ -602,6 +601,8 @@ def _known(item: _Checked) -> KnownClaim:
 
 
 def _files_index(checked: Sequence[_Checked], inventory: Inventory | None, *, lint: bool) -> ClaimIndex:
+    from .workloads import ClaimIndex
+
     claims: dict[tuple[str, str], KnownClaim] = {}
     templates: dict[tuple[str, str], KnownClaim] = {}
     for item in checked:
@@ -614,6 +615,8 @@ def _files_index(checked: Sequence[_Checked], inventory: Inventory | None, *, li
 
 
 def _extended_names(checked: Sequence[_Checked], inventory: Inventory | None) -> frozenset[str]:
+    from .workloads import extended_resource_names
+
     classes: list[Any] = list(inventory.classes.values()) if inventory is not None else []
     classes.extend(c.model for c in checked if isinstance(c.model, DeviceClass))
     return extended_resource_names(classes)
@@ -628,6 +631,8 @@ def _workload_review(
     extended: frozenset[str],
 ) -> ObjectReview | None:
     """The review of a Pod or workload that uses DRA; None when it uses none (skipped, as before)."""
+    from .workloads import read_workload
+
     ref = _ref(doc)
     workload = read_workload(doc.obj, doc.api_version, doc.kind, ref.namespace, extra_kinds=options.workload_kinds,
                              extended=extended, index=index)
@@ -675,6 +680,9 @@ def _workload_satisfiability(
     read, only a proof made without it stands (more claims can only make it harder), and no
     replica count is made.
     """
+    from ..satisfy import PodVerdict, check_pod, count_replicas, pod_capacity_in_use
+    from .workloads import pod_request
+
     rechecks.record(id(doc), None)  # replaced below when the pod is plain (the rechecks module's docstring)
     checkable = [t for t in workload.templates if t.valid]
     if inventory is None or not checkable:
@@ -912,6 +920,8 @@ def _admit_workload(
     leaves its templates alone (a scale, a label) makes no new kind of pod: both are allowed
     without a review.  References resolve against the cluster's claims only (``serve --kube``).
     """
+    from .workloads import extended_resource_names
+
     opts = options if options.admission else replace(options, admission=True)
     ref = _ref(doc)
     row = workload_kind_for(doc.api_version, doc.kind, opts.workload_kinds)

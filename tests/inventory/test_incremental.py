@@ -125,3 +125,50 @@ def test_the_error_known_up_front_is_the_one_the_cel_device_gets() -> None:
     for attrs in cases:
         assert device_error(attrs) == make_device("d.example.com", False, attrs, {}).error
     assert device_error(cases[1]) is not None and device_error(cases[0]) is None
+
+
+def _snapshot(inv: Any) -> list[Any]:
+    return [(d.name, d.pool, d.slice_name, d.profile, d.bare_profile, d.attributes, d.capacity) for d in inv.devices]
+
+
+def _decoded_models(objects: list[dict[str, Any]]) -> list[Any]:
+    from draguard.k8s import structural_pass
+
+    return [structural_pass(o["kind"], o).model for o in objects]
+
+
+def test_adopted_objects_are_not_decoded_again_and_build_the_same_snapshot() -> None:
+    """The lint hands the builder the slices and classes it has just validated (``adopt``)."""
+    objects = make_inventory(40, seed=4)
+    adoptable = [o for o in objects if o["kind"] in ("ResourceSlice", "DeviceClass")]
+    builder = InventoryBuilder()
+    for obj, model in zip(adoptable, _decoded_models(adoptable), strict=True):
+        builder.adopt(obj, model)
+    adopted = builder.build(objects)
+    assert builder.decoded_objects == len(objects) - len(adoptable)  # the Nodes only
+    assert _snapshot(adopted) == _snapshot(build_inventory(copy.deepcopy(objects)))
+    assert sorted(adopted.classes) == sorted(build_inventory(objects).classes)
+    assert builder._adopted == {}  # only for the next build: then forgotten
+    builder.build(objects)
+    assert builder.decoded_objects == len(objects)
+
+
+def test_an_adopted_model_is_used_only_for_that_very_object() -> None:
+    """Matched by identity: an equal copy, or an object adopted under a name a later one took,
+    is decoded from its own content (a model must never stand for another object)."""
+    objects = make_inventory(20, seed=4)
+    sl = next(o for o in objects if o["kind"] == "ResourceSlice")
+    model = _decoded_models([sl])[0]
+    twin = copy.deepcopy(sl)
+    twin["spec"]["devices"][0]["attributes"]["model"] = {"string": "B200"}  # same name, other content
+    builder = InventoryBuilder()
+    builder.adopt(sl, model)
+    inv = builder.build([twin if o is sl else o for o in objects])
+    assert builder.decoded_objects == len(objects)
+    assert any(d.attributes.get("gpu.example.com/model") == ("string", "B200") for d in inv.devices)
+    later = copy.deepcopy(sl)
+    builder.adopt(sl, model)
+    builder.adopt(later, _decoded_models([later])[0])  # replaces the first: one model per kind and name
+    assert len(builder._adopted) == 1
+    builder.build(objects)
+    assert builder.decoded_objects == len(objects)  # ``sl`` itself is no longer adopted
