@@ -36,6 +36,7 @@ APP = Path(__file__).resolve().parents[1] / "app"
 
 # Lower imports nothing above it.  One rank per package: equal ranks could import each other.
 RANK = {
+    "lazy": -2,  # names a package exports but imports on first use: stdlib only
     "collector": -1,  # the garbage-collector pause: stdlib only, imported before anything else
     "k8s": 0,
     "certs": 1,

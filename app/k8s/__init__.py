@@ -14,7 +14,10 @@ Public surface (other packages import these names from ``app.k8s`` itself, never
   version and feature gates, the served API versions and their conversion, gated-field dropping.
 """
 
+from typing import TYPE_CHECKING
+
 from ..collector import bulk_allocation
+from ..lazy import lazy_exports
 from .budget import Budget, BudgetExceeded, budget_scope, check_budget, current_budget, exceeded_on_thread
 from .cachedir import CACHE_DIR_ENV, cache_folder
 from .decode import (
@@ -129,17 +132,6 @@ from .models import (
     Taint,
     Toleration,
 )
-from .pod import (
-    Affinity,
-    Container,
-    ContainerClaimRef,
-    NodeAffinity,
-    PodResourceClaim,
-    PodSpec,
-    PodSpecDecode,
-    ResourceRequirements,
-    decode_pod_spec,
-)
 from .quantity import Format, Quantity, QuantityError, canonical_string, parse_quantity
 from .reasons import REASONS, Family, Reason, ReasonInfo, Severity, family_of, reason_anchor
 from .structure import Structural, apply_defaults, loc_to_path, structural_pass, to_internal_shape
@@ -159,6 +151,23 @@ from .workloads import (
     parse_workload_kinds,
     workload_kind_for,
 )
+
+_POD = ("Affinity", "Container", "ContainerClaimRef", "NodeAffinity", "PodResourceClaim", "PodSpec", "PodSpecDecode",
+        "ResourceRequirements", "decode_pod_spec")
+"""Pod shapes (:mod:`.pod`): imported on first use (:mod:`app.lazy` says why)."""
+if TYPE_CHECKING:
+    from .pod import (
+        Affinity,
+        Container,
+        ContainerClaimRef,
+        NodeAffinity,
+        PodResourceClaim,
+        PodSpec,
+        PodSpecDecode,
+        ResourceRequirements,
+        decode_pod_spec,
+    )
+__getattr__ = lazy_exports(__name__, {".pod": _POD})
 
 __all__ = [
     "BUILTIN_WORKLOAD_KINDS",

@@ -3,10 +3,18 @@ AdmissionReview response (:mod:`.admission`); ``draguard explain`` (:mod:`.expla
 ``draguard capacity`` (:mod:`.capacity`).  Formatting only: no decision is made here.
 """
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .admission import allow, mutation_response, validation_response
-from .capacity import render_capacity
-from .explain import explanation_json, render_explanation
 from .render import FORMATS, Format, count_at_least, render, tool_version
+
+if TYPE_CHECKING:
+    from .capacity import render_capacity
+    from .explain import explanation_json, render_explanation
+__getattr__ = lazy_exports(__name__, {".capacity": ("render_capacity",),
+                                      ".explain": ("explanation_json", "render_explanation")})
+"""``draguard explain`` and ``capacity`` load their renderers with their first use (:mod:`app.lazy` says why)."""
 
 __all__ = [
     "FORMATS",

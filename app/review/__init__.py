@@ -9,8 +9,9 @@ reviews the same objects on every new snapshot (the audit) ask only the engine's
 ``draguard explain`` (a claim or pod, per node class, ever and now).
 """
 
-from .explain import ClaimAnswer, ClassRow, Explanation, explain_claim, explain_object
-from .fit import fit_object
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .pipeline import (
     DEFAULT_DENY,
     DenyPolicyError,
@@ -23,6 +24,16 @@ from .pipeline import (
     review_documents,
 )
 from .rechecks import Check, Ref, object_refs, reads_alike, recheck, recording, refs_alike
+
+if TYPE_CHECKING:
+    from .explain import ClaimAnswer, ClassRow, Explanation, explain_claim, explain_object
+    from .fit import fit_object
+__getattr__ = lazy_exports(__name__, {
+    ".explain": ("ClaimAnswer", "ClassRow", "Explanation", "explain_claim", "explain_object"),
+    ".fit": ("fit_object",),
+    ".workloads": (),  # exports nothing: the pipeline imports it with the first pod (load_all loads it too)
+})
+"""``draguard explain`` and ``capacity`` load their modules with their first use (:mod:`app.lazy` says why)."""
 
 __all__ = [
     "DEFAULT_DENY",

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..inventory import ClusterState, Inventory, ObjectKey
 from ..k8s import (
@@ -42,19 +43,11 @@ from ..k8s import (
     Target,
     current_budget,
 )
-from ..satisfy import (
-    PodRequest,
-    capacity_in_use,
-    check_claim_spec,
-    check_pod,
-    claims_key,
-    distinct_infos,
-    placement_effect,
-    pod_capacity_in_use,
-    sound_for_target,
-    spec_text,
-)
-from .workloads import extended_resource_names
+from ..satisfy import capacity_in_use, check_claim_spec, sound_for_target, spec_text
+
+if TYPE_CHECKING:
+    from ..satisfy import PodRequest
+# the pod engine and the workload readers are imported where a pod first needs them (app/lazy.py)
 
 __all__ = ["Check", "ClaimCheck", "PodCheck", "Ref", "object_refs", "reads_alike", "recheck", "record", "recording",
            "refs_alike"]
@@ -160,6 +153,8 @@ def recheck(check: Check, inventory: Inventory, *, deadline_seconds: float | Non
     budget = Budget.within(deadline_seconds, current_budget())
     if isinstance(check, ClaimCheck):
         return _recheck_claim(check, inventory, budget, strict, target)
+    from ..satisfy import check_pod, distinct_infos, placement_effect, pod_capacity_in_use
+
     infos = distinct_infos(inventory)
     if check.effect.get("infos") != infos:  # the same objects, or equal ones of another snapshot
         check.effect["infos"], check.effect["effect"] = infos, placement_effect(check.request, inventory)
@@ -218,6 +213,8 @@ def reads_alike(old: Inventory, new: Inventory) -> bool:
         return True
     if old.cluster.known != new.cluster.known:
         return False
+    from .workloads import extended_resource_names
+
     return extended_resource_names(old.classes.values()) == extended_resource_names(new.classes.values())
 
 
@@ -280,5 +277,7 @@ def written(request: PodRequest, inventory: Inventory) -> tuple[str | None, str 
     """What :class:`PodCheck` keeps of ``request`` on ``inventory``: its :func:`claims_key`, its
     :func:`placement_effect` and the effect with the node infos it was decided on (the pipeline
     hands the first two to :func:`check_pod`, which would otherwise work them out itself)."""
+    from ..satisfy import claims_key, distinct_infos, placement_effect
+
     effect = placement_effect(request, inventory)
     return claims_key(request), effect, {"infos": distinct_infos(inventory), "effect": effect}

@@ -8,6 +8,9 @@ capacity requests the mutating webhook may fill with the policy default).  The p
 per-device capacity arithmetic; CEL selectors come from :mod:`app.cel`.
 """
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .check import SEARCH_DEADLINE, check_claim_spec, spec_text
 from .defaults import DefaultFill, policy_defaults
 from .now import (
@@ -19,19 +22,28 @@ from .now import (
     pod_capacity_in_use,
 )
 from .plan import Alternative, RequestPlan, plan_claim
-from .pod import (
-    ClassVerdict,
-    ContainerResources,
-    PodClaim,
-    PodPlacement,
-    PodRequest,
-    PodVerdict,
-    ReplicaCount,
-)
-from .podcheck import check_pod, claims_key, distinct_infos, placement_effect
-from .replicas import count_replicas
 from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 from .versions import sound_for_target
+
+if TYPE_CHECKING:
+    from .pod import (
+        ClassVerdict,
+        ContainerResources,
+        PodClaim,
+        PodPlacement,
+        PodRequest,
+        PodVerdict,
+        ReplicaCount,
+    )
+    from .podcheck import check_pod, claims_key, distinct_infos, placement_effect
+    from .replicas import count_replicas
+__getattr__ = lazy_exports(__name__, {
+    ".pod": ("ClassVerdict", "ContainerResources", "PodClaim", "PodPlacement", "PodRequest", "PodVerdict", "ReplicaCount"),
+    ".podcheck": ("check_pod", "claims_key", "distinct_infos", "placement_effect"),
+    ".replicas": ("count_replicas",),
+})
+"""The per-pod engine (:mod:`.pod`, :mod:`.podcheck`, :mod:`.replicas`) loads with its first use
+(:mod:`app.lazy` says why)."""
 
 __all__ = [
     "SEARCH_DEADLINE",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..capacity import resolve_capacity_name
 from ..inventory import Inventory, ObjectKey
@@ -25,8 +25,9 @@ from ..k8s import DEFAULT_TARGET, Budget, Note, Path, Quantity, Reason, Resource
 from .candidates import Status, candidates_for
 from .check import check_claim_spec
 from .plan import Alternative, plan_claim
-from .pod import PodClaim, PodRequest, PodVerdict
-from .podcheck import check_pod
+
+if TYPE_CHECKING:
+    from .pod import PodClaim, PodRequest, PodVerdict
 
 __all__ = ["HeldFigures", "capacity_in_use", "held_figures", "holders_phrase", "now_not_checked", "pod_capacity_in_use"]
 
@@ -226,6 +227,8 @@ def pod_capacity_in_use(
         return []
     if any(n.reason in _NOT_DECIDED for n in ever.notes):
         return []
+    from .podcheck import check_pod  # the pod engine loads with the first pod (app/lazy.py says why)
+
     now = check_pod(request, inventory, budget=budget, target=target, now=True)
     cut = next((n.fail_open for n in now.notes if n.fail_open), "")
     if cut:

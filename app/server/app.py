@@ -34,6 +34,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from ..k8s import BudgetExceeded, budget_scope
+from ..lazy import load_all
 from .answers import answer_call, lookup, review_and_remember
 from .door import HANDOFF, ROUTES, AdmissionDoor, Handoff
 from .lint import lint_bytes, options_for_query, parse_format
@@ -125,6 +126,7 @@ class _DraguardApp(FastAPI):
 
 def create_app(state: ServerState) -> FastAPI:
     """The ASGI app for ``state``; background work (watch, cert reload) runs in its lifespan."""
+    load_all()  # the pod machinery too: the first pod's review must not import it (app/lazy.py)
     metrics = Metrics(state.stats)
     door = AdmissionDoor(state, metrics)
     memo = state.answers

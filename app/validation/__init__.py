@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..k8s import (
     DEFAULT_TARGET,
@@ -30,17 +31,11 @@ from ..k8s import (
     Target,
     forbidden,
 )
+from ..lazy import lazy_exports
 from .device_selectors import unchecked_selector_notes
 from .deviceclass import validate_device_class, validate_device_class_update
 from .lints import lint_claim_spec, lint_resource_slice_spec
 from .meta import valid_object_names
-from .pod import (
-    IMPLICIT_EXTENDED_PREFIX,
-    MIRROR_POD_ANNOTATION,
-    effective_requests,
-    is_extended_resource,
-    validate_pod_spec,
-)
 from .resourceclaim import (
     ADMIN_ACCESS_LABEL,
     admin_access_paths,
@@ -51,6 +46,18 @@ from .resourceclaim import (
 )
 from .resourceslice import validate_resource_slice, validate_resource_slice_update
 from .target import target_scope
+
+if TYPE_CHECKING:
+    from .pod import (
+        IMPLICIT_EXTENDED_PREFIX,
+        MIRROR_POD_ANNOTATION,
+        effective_requests,
+        is_extended_resource,
+        validate_pod_spec,
+    )
+__getattr__ = lazy_exports(__name__, {".pod": ("IMPLICIT_EXTENDED_PREFIX", "MIRROR_POD_ANNOTATION", "effective_requests",
+                                               "is_extended_resource", "validate_pod_spec")})
+"""Pod rules (:mod:`.pod`) are imported on first use (:mod:`app.lazy` says why)."""
 
 __all__ = [
     "IMPLICIT_EXTENDED_PREFIX",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from draguard import satisfy
 from draguard.cel import compile_selector
 from draguard.cel import selector as cel_selector
 from draguard.inventory import build_inventory
@@ -143,17 +144,19 @@ def test_every_search_of_one_review_shares_its_one_budget(monkeypatch: pytest.Mo
     review, made from the deadline option and never past the door's scope."""
     seen: dict[str, list[object]] = {}
 
-    def spy(name: str) -> None:
-        real = getattr(pipeline, name)
+    def spy(module: object, name: str) -> None:
+        real = getattr(module, name)
 
         def recording(*args: object, **kw: object) -> object:
             seen.setdefault(name, []).append(kw.get("budget"))
             return real(*args, **kw)
 
-        monkeypatch.setattr(pipeline, name, recording)
+        monkeypatch.setattr(module, name, recording)
 
-    for name in ("check_claim_spec", "capacity_in_use", "check_pod", "count_replicas"):
-        spy(name)
+    for name in ("check_claim_spec", "capacity_in_use"):
+        spy(pipeline, name)
+    for name in ("check_pod", "count_replicas"):  # the pipeline imports the pod engine where it needs it
+        spy(satisfy, name)
     text = yaml.safe_dump(claim_asking("10Gi")) + "---\n" + DEPLOYMENT_OF_CLAIM
     with budget_scope(30.0) as door:
         review_documents(decode_text(text, "batch.yaml").documents, inventory=build_inventory(INVENTORY_OBJECTS),
