@@ -128,10 +128,15 @@ def validate_object_meta(
         )
     if meta.generation is not None and meta.generation < 0:
         errs.append(invalid(path.child("generation"), meta.generation, "must be greater than or equal to 0"))
-    errs.extend(validate_labels(meta.labels, path.child("labels")))
-    errs.extend(validate_annotations(meta.annotations, path.child("annotations")))
-    errs.extend(validate_owner_references(meta.owner_references, path.child("ownerReferences")))
-    errs.extend(validate_finalizers(meta.finalizers, path.child("finalizers")))
+    # each of these finds nothing in an empty collection: its path is made only for one that is not
+    if meta.labels:
+        errs.extend(validate_labels(meta.labels, path.child("labels")))
+    if meta.annotations:
+        errs.extend(validate_annotations(meta.annotations, path.child("annotations")))
+    if meta.owner_references:
+        errs.extend(validate_owner_references(meta.owner_references, path.child("ownerReferences")))
+    if meta.finalizers:
+        errs.extend(validate_finalizers(meta.finalizers, path.child("finalizers")))
     return errs
 
 

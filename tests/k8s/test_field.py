@@ -577,3 +577,11 @@ def test_aggregate_of_nothing_is_empty() -> None:
 
 def test_not_found_renders_like_field_not_found() -> None:
     assert str(field.not_found(Path.root("a").child("capacityKey"), "nosuch")) == 'a.capacityKey: Not found: "nosuch"'
+
+
+def test_a_root_path_is_the_path_its_children_make() -> None:
+    """``Path.root`` builds its segments at once; it must equal the child-by-child path."""
+    assert Path.root("spec", "devices", "requests") == Path().child("spec").child("devices").child("requests")
+    assert hash(Path.root("metadata")) == hash(Path().child("metadata"))
+    assert str(Path.root("spec", "devices").index(0).key("memory")) == "spec.devices[0][memory]"
+    assert Path.root() == Path() and str(Path.root()) == ""
