@@ -171,8 +171,13 @@ def wait_ready(proc: subprocess.Popen[bytes], port: int, ca: str, claims: int, t
     raise SystemExit("draguard serve did not list every claim in time")
 
 
-def settled_rss(pid: int, quiet: float = 3.0, step: float = 0.25, timeout: float = 120.0) -> tuple[float, float]:
-    """(RSS in MB, seconds waited) once the RSS of ``pid`` has stayed within 0.5 MB for ``quiet`` seconds.
+SETTLE_MB, SETTLE_SECONDS = 0.5, 3.0
+"""When the RSS counts as settled: no move larger than this for this long (:func:`settled_rss`)."""
+
+
+def settled_rss(pid: int, step: float = 0.25, timeout: float = 120.0) -> tuple[float, float]:
+    """(RSS in MB, seconds waited) once the RSS of ``pid`` has stayed within :data:`SETTLE_MB` for
+    :data:`SETTLE_SECONDS`; an RSS still moving after ``timeout`` ends the run (it is no figure).
 
     Why: ``/readyz`` turns 200 once the devices are built and every claim is *listed*; the claims
     are summed into the live snapshot by the next build, in a worker thread, a second or two
@@ -185,11 +190,11 @@ def settled_rss(pid: int, quiet: float = 3.0, step: float = 0.25, timeout: float
     while time.perf_counter() - started < timeout:
         time.sleep(step)
         now = rss_mb(pid)
-        if abs(now - last) > 0.5:
+        if abs(now - last) > SETTLE_MB:
             last, since = now, time.perf_counter()
-        elif time.perf_counter() - since >= quiet:
+        elif time.perf_counter() - since >= SETTLE_SECONDS:
             return now, time.perf_counter() - started
-    return rss_mb(pid), time.perf_counter() - started
+    raise SystemExit(f"the RSS of draguard serve did not settle within {timeout:.0f} s")
 
 
 def main() -> int:
@@ -274,7 +279,7 @@ def main() -> int:
     p99_ratio = statistics.median(r["with claims"]["p99_ms"] / r["without claims"]["p99_ms"] for r in runs)
     lines.append(f"{args.devices} GPUs (+NICs) watched from a fake API server; {args.claims:,} allocated claims in "
                  f"1,000 namespaces, re-allocated at {churn_rate:.0f}/s through the watch during the latency runs")
-    lines.append(f"RSS settled (no change > 0.5 MB for 3 s): without claims {rss_bare:.0f} MB (ready in "
+    lines.append(f"RSS settled (no change > {SETTLE_MB} MB for {SETTLE_SECONDS:.0f} s): without claims {rss_bare:.0f} MB (ready in "
                  f"{ready_bare:.1f} s, {rss_bare_ready:.0f} MB at /readyz, settled {settle_bare:.1f} s later); with them "
                  f"{rss_held:.0f} MB (all {args.claims:,} listed and /readyz 200 after {ready_held:.1f} s at "
                  f"{rss_held_ready:.0f} MB, the claims' build settled {settle_held:.1f} s later): "
