@@ -25,6 +25,7 @@ from .errors import DraguardError
 __all__ = [
     "DEFAULT_TARGET",
     "DEFAULT_VERSION",
+    "NEWEST_VERSION",
     "DRA_GATES",
     "SUPPORTED_VERSIONS",
     "FeatureGateError",
@@ -35,8 +36,11 @@ __all__ = [
     "parse_version",
 ]
 
-SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36")
-DEFAULT_VERSION = "1.36"
+SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37", "1.38")
+# the newest released minor (1.38.0 is planned for 2026-12-16: the default moves with the recipe
+# of README "Adding a Kubernetes version", once 1.38.0's own binaries have been checked)
+DEFAULT_VERSION = "1.37"
+NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
 
 
 class FeatureGateError(DraguardError, ValueError):
@@ -60,47 +64,110 @@ def _g(stage: str, default: bool, locked: bool = False) -> GateState:
     return GateState(stage, default, locked)
 
 
-# gate -> version -> state (absent version = the gate does not exist there yet)
+# gate -> version -> state (absent version = the gate does not exist there yet, or was removed:
+# see _REMOVED).  Columns 1.34–1.36 are Kubernetes 1.36.2's versioned table (what a 1.36 binary
+# emulating that version enforces); 1.37 is 1.37.2's ``pkg/features/kube_features.go`` and 1.38
+# is 1.38.0-beta.0's, each read at its own version (``scripts/gate-table.py`` prints a version's
+# column from its source and the differences from this table: the recipe's check).
 _TABLE: dict[str, dict[str, GateState]] = {
     "DynamicResourceAllocation": {
         "1.34": _g("GA", True), "1.35": _g("GA", True, True), "1.36": _g("GA", True, True),
+        "1.37": _g("GA", True, True),
     },
-    "DRAAdminAccess": {"1.34": _g("beta", True), "1.35": _g("beta", True), "1.36": _g("GA", True, True)},
-    "DRAConsumableCapacity": {"1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True)},
+    "DRAAdminAccess": {
+        "1.34": _g("beta", True), "1.35": _g("beta", True), "1.36": _g("GA", True, True),
+        "1.37": _g("GA", True, True), "1.38": _g("GA", True, True),
+    },
+    "DRAConsumableCapacity": {
+        "1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True),
+        "1.37": _g("beta", True), "1.38": _g("GA", True, True),
+    },
+    "DRADerivedAttributes": {"1.37": _g("alpha", False), "1.38": _g("alpha", False)},
     "DRADeviceBindingConditions": {
         "1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True),
+        "1.37": _g("beta", True), "1.38": _g("GA", True, True),
     },
-    "DRADeviceTaints": {"1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True)},
-    "DRADeviceTaintRules": {"1.35": _g("alpha", False), "1.36": _g("beta", False)},
-    "DRAExtendedResource": {"1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True)},
-    "DRAListTypeAttributes": {"1.36": _g("alpha", False)},
-    "DRANodeAllocatableResources": {"1.36": _g("alpha", False)},
+    "DRADeviceCompatibilityGroups": {"1.37": _g("alpha", False), "1.38": _g("alpha", False)},
+    "DRADeviceTaints": {
+        "1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True),
+        "1.37": _g("GA", True, True), "1.38": _g("GA", True, True),
+    },
+    "DRADeviceTaintRules": {
+        "1.35": _g("alpha", False), "1.36": _g("beta", False), "1.37": _g("GA", True, True),
+        "1.38": _g("GA", True, True),
+    },
+    "DRAExtendedResource": {
+        "1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True),
+        "1.37": _g("GA", True, True), "1.38": _g("GA", True, True),
+    },
+    # beta and off in 1.37 (on only with an emulation compatibility version of 1.37), GA in 1.38
+    "DRAFractionalCapacityRange": {"1.37": _g("beta", False), "1.38": _g("GA", True, True)},
+    "DRAListTypeAttributes": {"1.36": _g("alpha", False), "1.37": _g("alpha", False), "1.38": _g("alpha", False)},
+    "DRANodeAllocatableResources": {
+        "1.36": _g("alpha", False), "1.37": _g("alpha", False), "1.38": _g("alpha", False),
+    },
+    "DRAOptionalNodeOperations": {"1.37": _g("alpha", False), "1.38": _g("alpha", False)},
     "DRAPartitionableDevices": {
         "1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True),
+        "1.37": _g("beta", True), "1.38": _g("GA", True, True),
     },
-    "DRAPrioritizedList": {"1.34": _g("beta", True), "1.35": _g("beta", True), "1.36": _g("GA", True)},
+    "DRAPartitionableDevicesType": {"1.37": _g("alpha", False), "1.38": _g("alpha", False)},
+    "DRAPrioritizedList": {
+        "1.34": _g("beta", True), "1.35": _g("beta", True), "1.36": _g("GA", True),
+        "1.37": _g("GA", True, True), "1.38": _g("GA", True, True),
+    },
     "DRAResourceClaimDeviceStatus": {
         "1.34": _g("beta", True), "1.35": _g("beta", True), "1.36": _g("beta", True),
+        "1.37": _g("GA", True, True), "1.38": _g("GA", True, True),
     },
-    "DRAResourceClaimGranularStatusAuthorization": {"1.36": _g("beta", True)},
-    "DRAResourcePoolStatus": {"1.36": _g("alpha", False)},
+    "DRAResourceClaimGranularStatusAuthorization": {
+        "1.36": _g("beta", True), "1.37": _g("beta", True), "1.38": _g("beta", True),
+    },
+    "DRAResourcePoolStatus": {"1.36": _g("alpha", False), "1.37": _g("alpha", False), "1.38": _g("alpha", False)},
     "DRASchedulerFilterTimeout": {
         "1.34": _g("beta", True), "1.35": _g("beta", True), "1.36": _g("beta", True),
+        "1.37": _g("beta", True), "1.38": _g("beta", True),
     },
-    "DRAWorkloadResourceClaims": {"1.36": _g("alpha", False)},
+    "DRAWorkloadResourceClaims": {"1.36": _g("alpha", False), "1.37": _g("beta", False), "1.38": _g("beta", False)},
+    # not DRA gates, but DRA gates depend on them (the Workload/PodGroup API; node feature discovery)
+    "GenericWorkload": {
+        "1.35": _g("alpha", False), "1.36": _g("alpha", False), "1.37": _g("beta", False), "1.38": _g("beta", False),
+    },
+    "NodeDeclaredFeatures": {
+        "1.35": _g("alpha", False), "1.36": _g("beta", True), "1.37": _g("GA", True, True),
+        "1.38": _g("GA", True, True),
+    },
 }
+
+# gates removed from kube-apiserver at a version: always on from then, and naming them in
+# --feature-gates is "unrecognized feature gate" (kubernetes#141946 removed DynamicResourceAllocation)
+_REMOVED: dict[str, str] = {"DynamicResourceAllocation": "1.38"}
 
 DRA_GATES: tuple[str, ...] = tuple(_TABLE)
 
 # a gate only works when these are on too (kube-apiserver checks it at start-up)
 _DEPENDENCIES: dict[str, tuple[str, ...]] = {
-    **{gate: ("DynamicResourceAllocation",) for gate in _TABLE if gate != "DynamicResourceAllocation"},
+    **{
+        gate: ("DynamicResourceAllocation",)
+        for gate in _TABLE
+        if gate not in ("DynamicResourceAllocation", "GenericWorkload", "NodeDeclaredFeatures")
+    },
     "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
     "DRAResourceClaimGranularStatusAuthorization": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
     "DRADeviceTaintRules": ("DynamicResourceAllocation", "DRADeviceTaints"),
+    "DRAFractionalCapacityRange": ("DRAConsumableCapacity",),
+    "DRADeviceCompatibilityGroups": ("DynamicResourceAllocation", "DRAPartitionableDevices"),
+    "DRAOptionalNodeOperations": ("DynamicResourceAllocation", "NodeDeclaredFeatures"),
+    "DRAPartitionableDevicesType": ("DynamicResourceAllocation", "DRAPartitionableDevices", "DRAResourcePoolStatus"),
+    "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload"),
 }
 
 _TRUE = {"true"}
+
+
+def _minor_key(version: str) -> tuple[int, int]:
+    major, _, minor = version.partition(".")
+    return (int(major), int(minor))
 _FALSE = {"false"}
 
 
@@ -131,6 +198,9 @@ def parse_feature_gates(text: str, version: str = DEFAULT_VERSION) -> dict[str, 
         lowered = value.strip().lower()
         if lowered not in _TRUE | _FALSE:
             raise FeatureGateError(f"invalid value of {name}={value.strip()}, err: want true or false")
+        removed_at = _REMOVED.get(name)
+        if removed_at is not None and _minor_key(version) >= _minor_key(removed_at):
+            raise FeatureGateError(f"unrecognized feature gate: {name} (removed in Kubernetes {removed_at}: always on)")
         if name not in _TABLE:
             known = ", ".join(sorted(_TABLE))
             raise FeatureGateError(f"unrecognized feature gate: {name} (draguard knows the DRA gates: {known})")
@@ -169,10 +239,12 @@ class Target:
                     )
 
     def enabled(self, gate: str) -> bool:
-        """Whether ``gate`` is on; gates that do not exist at this version are off."""
+        """Whether ``gate`` is on; gates that do not exist at this version are off, gates removed
+        before it (GA and always on) are on."""
         state = _TABLE.get(gate, {}).get(self.version)
         if state is None:
-            return False
+            removed_at = _REMOVED.get(gate)
+            return removed_at is not None and _minor_key(self.version) >= _minor_key(removed_at)
         return self.overrides.get(gate, state.default)
 
     def state(self, gate: str) -> GateState | None:

@@ -28,14 +28,27 @@ from draguard.k8s.features import (
         ("1.36", "DRAExtendedResource", True),
         ("1.35", "DRAExtendedResource", False),
         ("1.34", "DRAAdminAccess", True),
+        # 1.37.2's own table
+        ("1.37", "DRADeviceTaintRules", True),
+        ("1.37", "DRAExtendedResource", True),
+        ("1.37", "DRAFractionalCapacityRange", False),
+        ("1.36", "DRAFractionalCapacityRange", False),  # does not exist yet
+        ("1.37", "DRAWorkloadResourceClaims", False),
+        ("1.37", "GenericWorkload", False),
+        ("1.37", "DRADerivedAttributes", False),
+        ("1.37", "DynamicResourceAllocation", True),
+        # 1.38.0-beta.0's own table
+        ("1.38", "DRAFractionalCapacityRange", True),
+        ("1.38", "DRAConsumableCapacity", True),
+        ("1.38", "DynamicResourceAllocation", True),  # the gate is removed: always on
     ],
 )
 def test_defaults_per_version(version: str, gate: str, on: bool) -> None:
     assert Target(version).enabled(gate) is on
 
 
-def test_default_target_is_136_with_its_defaults() -> None:
-    assert DEFAULT_TARGET.version == "1.36" and not DEFAULT_TARGET.overrides
+def test_default_target_is_the_newest_released_minor_with_its_defaults() -> None:
+    assert DEFAULT_TARGET.version == "1.37" and not DEFAULT_TARGET.overrides
 
 
 def test_overrides_win_over_defaults() -> None:
@@ -68,6 +81,16 @@ def test_versions_are_read_like_kubectl_prints_them(text: str) -> None:
          "DRADeviceTaintRules is enabled, but depends on features that are disabled: [DRADeviceTaints]"),
         ("1.36", "DRAResourceClaimDeviceStatus=false", "feature-gates",
          "DRADeviceBindingConditions is enabled, but depends on features that are disabled"),
+        # 1.37 and 1.38
+        ("1.37", "DRAExtendedResource=false", "feature-gates",
+         "cannot set feature gate DRAExtendedResource to false, feature is locked to true"),
+        ("1.37", "DRAWorkloadResourceClaims=true", "feature-gates",
+         "DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: [GenericWorkload]"),
+        ("1.37", "DRAFractionalCapacityRange=true,DRAConsumableCapacity=false", "feature-gates",
+         "DRAFractionalCapacityRange is enabled, but depends on features that are disabled: [DRAConsumableCapacity]"),
+        ("1.38", "DynamicResourceAllocation=true", "feature-gates", "unrecognized feature gate: DynamicResourceAllocation"),
+        ("1.38", "DRAConsumableCapacity=false", "feature-gates",
+         "cannot set feature gate DRAConsumableCapacity to false, feature is locked to true"),
     ],
 )
 def test_what_kube_apiserver_refuses_is_a_usage_error(version: str, gates: str, parameter: str, message: str) -> None:
