@@ -66,9 +66,10 @@ def add_workload_kinds_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--kubernetes-version`` and ``--feature-gates`` (shared by lint and serve)."""
-    parser.add_argument("--kubernetes-version", default=None, metavar="1.34|1.35|1.36",
-                        help="answer as this Kubernetes version's API server would (default 1.36)")
+    """``--kubernetes-version`` and ``--feature-gates`` (lint, explain, capacity)."""
+    from .k8s.features import VERSION_HELP, VERSION_METAVAR  # the one list of versions and the default
+
+    parser.add_argument("--kubernetes-version", default=None, metavar=VERSION_METAVAR, help=VERSION_HELP)
     parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
                         help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
 

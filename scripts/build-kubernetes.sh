@@ -4,14 +4,16 @@
 #
 #   scripts/build-kubernetes.sh v1.37.2 [kube-apiserver kube-scheduler kube-controller-manager oracle]
 #
-# into .cache/kube/<version>/{kube-apiserver,kube-scheduler,kube-controller-manager,dra-oracle}.
+# into .cache/kube/<version>/{kube-apiserver,kube-scheduler,kube-controller-manager,dra-oracle}, a link
+# to the machine's cache ($DRAGUARD_KUBE_CACHE, default ~/.cache/draguard/kube/<version>/): a fresh
+# clone on a machine that built a version once (CI runs in one) finds it at once.
 #
 # How: a throwaway Go module (.cache/kube/<version>/mod) that requires k8s.io/kubernetes at that
 # version and replaces each of its staging modules (the `replace ... => ./staging/src/k8s.io/X`
 # block of Kubernetes' own go.mod, read from the module proxy, so the list is always the
 # version's own) by the published module of the matching v0.X.Y. The Go build cache and module
 # cache are the machine's: a second build of the same version takes seconds, and a version
-# already in .cache/kube/<version>/ is not rebuilt (delete the file to force it).
+# already built on this machine is not rebuilt (delete the file to force it).
 #
 # Bounded and best effort by design: each build has a time limit (DRAGUARD_KUBE_BUILD_TIMEOUT,
 # seconds, default 1500); what cannot be built is said, with the Go error's last lines, and the
@@ -29,13 +31,18 @@ STAGING_V="v0.${V#v1.}"
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(kube-apiserver kube-scheduler kube-controller-manager oracle)
 LIMIT=${DRAGUARD_KUBE_BUILD_TIMEOUT:-1500}
-OUT=$PWD/.cache/kube/$V
+MACHINE=${DRAGUARD_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/draguard/kube}
+OUT=$MACHINE/$V
 MOD=$OUT/mod
 SHARED_ORACLE=${DRAGUARD_ORACLE_SRC:-../shared/tools/oracle/main.go}
 say() { echo "build-kubernetes $V: $*"; }
 command -v go >/dev/null 2>&1 || { say "no Go on PATH: nothing built (the tests that need $V's binaries skip)"; exit 0; }
-export GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-auto} CGO_ENABLED=0
-mkdir -p "$MOD"
+export GOFLAGS=-mod=mod CGO_ENABLED=0
+mkdir -p "$MOD" .cache/kube
+if [ -d ".cache/kube/$V" ] && [ ! -L ".cache/kube/$V" ]; then  # an earlier layout: move it to the machine's cache
+  cp -n ".cache/kube/$V"/kube-* ".cache/kube/$V"/dra-oracle "$OUT/" 2>/dev/null; rm -rf ".cache/kube/$V"
+fi
+ln -sfn "$OUT" ".cache/kube/$V"
 
 gomod=$(timeout 120 go mod download -json "k8s.io/kubernetes@$V" 2>/dev/null \
   | python3 -c 'import json,sys; print(json.load(sys.stdin).get("GoMod",""))' 2>/dev/null)
@@ -44,6 +51,13 @@ if [ -z "$gomod" ] || [ ! -f "$gomod" ]; then
   exit 0
 fi
 goline=$(grep -m1 '^go ' "$gomod" | cut -d' ' -f2)
+# a version whose go.mod asks for a newer Go than the machine's takes the approved toolchain from
+# the module proxy (DRAGUARD_GOTOOLCHAIN; the only one served here is go1.27.3)
+local_go=$(go env GOVERSION | sed 's/^go//')
+if [ "$(printf '%s\n%s\n' "$goline" "$local_go" | sort -V | tail -1)" != "$local_go" ]; then
+  export GOTOOLCHAIN=${DRAGUARD_GOTOOLCHAIN:-go1.27.3}
+  say "go.mod asks for Go $goline; using GOTOOLCHAIN=$GOTOOLCHAIN"
+fi
 {
   echo "module draguard.local/kube"
   echo

@@ -40,8 +40,60 @@ CLUSTER_ORACLE = PROJECT / "scripts" / "cluster-oracle.py"
 """The real control plane (scheduler + controller-manager too) for "would it ever schedule?" tests."""
 
 
-def find_apiserver() -> str | None:
-    """The kube-apiserver binary to use, or ``None``."""
+BASE_VERSION = "1.36"
+"""The minor of the default binaries (``../shared/tools``' 1.36.2 in ``.cache/``)."""
+
+
+def version_dir(version: str) -> Path | None:
+    """The newest ``.cache/kube/v<version>.*`` that ``scripts/build-kubernetes.sh`` made (a release
+    before its pre-releases of the same patch), or ``None``."""
+    found = [d for d in (PROJECT / ".cache" / "kube").glob(f"v{version}.*") if d.is_dir()]
+
+    def key(d: Path) -> tuple[int, int, str]:
+        patch, _, pre = d.name.split(".", 2)[2].partition("-")
+        return (int(patch) if patch.isdigit() else -1, 0 if pre else 1, pre)
+
+    return max(found, key=key) if found else None
+
+
+def find_binary_of(name: str, version: str | None) -> str | None:
+    """``name`` (kube-apiserver, kube-scheduler, kube-controller-manager, dra-oracle) built for
+    Kubernetes ``version`` (a minor such as ``1.37``), or ``None``.  ``None``/``1.36`` without a
+    build of 1.36 is the default binary (see :func:`find_apiserver`)."""
+    if version is None:
+        return None
+    built = version_dir(version)
+    if built is not None and os.access(built / name, os.X_OK):
+        return str(built / name)
+    return None
+
+
+def missing_version(version: str | None, names: Sequence[str] = ("kube-apiserver",)) -> str | None:
+    """Why ``version``'s binaries cannot run here (``None`` when they can)."""
+    if version is None or version == BASE_VERSION:
+        return missing() if names == ("kube-apiserver",) else control_plane_missing()
+    reason = missing()
+    if reason is not None and "kube-apiserver" not in reason:
+        return reason
+    for name in names:
+        if find_binary_of(name, version) is None:
+            return (f"no {name} of Kubernetes {version} in .cache/kube/: `make kubernetes-version V=v{version}.N` "
+                    "(scripts/build-kubernetes.sh) builds it from Go modules")
+    return None
+
+
+def require_version(version: str | None, names: Sequence[str] = ("kube-apiserver",)) -> None:
+    """Skip the calling test, with the reason, when ``version``'s binaries are absent."""
+    reason = missing_version(version, names)
+    if reason is not None:
+        pytest.skip(f"Kubernetes {version or BASE_VERSION} binaries unavailable: {reason}")
+
+
+def find_apiserver(version: str | None = None) -> str | None:
+    """The kube-apiserver binary to use, or ``None``; ``version`` (``1.37``) asks for a build of
+    that minor, the default is the 1.36.2 binary."""
+    if version is not None and version != BASE_VERSION:
+        return find_binary_of("kube-apiserver", version)
     for candidate in (os.environ.get("KUBE_APISERVER"), "kube-apiserver"):
         if candidate:
             found = shutil.which(candidate)
@@ -128,6 +180,7 @@ def run(
     webhook_args: str | None = None,
     timeout: float = 240.0,
     workloads: bool = False,
+    kube_version: str | None = None,
 ) -> Run:
     """POST ``cases`` to a fresh real API server and return its verdicts.
 
@@ -138,8 +191,9 @@ def run(
     ``None`` keeps the harness default), ``apiserver_args`` extra flags such as
     ``--emulated-version=1.35`` or ``--runtime-config=resource.k8s.io/v1beta1=true``.
     ``workloads`` also registers the shipped pods-and-workloads webhook entry (tests/e2e_workloads.py).
+    ``kube_version`` (``1.37``) runs that version's own kube-apiserver (skips without it).
     """
-    require()
+    require_version(kube_version)
     with tempfile.TemporaryDirectory(prefix="realapi-") as tmp:
         out = Path(tmp) / "results.json"
         harness = PROJECT / "tests" / "e2e_workloads.py" if workloads else HARNESS
@@ -162,7 +216,7 @@ def run(
             argv.append(f"--feature-gates={feature_gates}")
         argv += [f"--apiserver-arg={arg}" for arg in apiserver_args]
         env = dict(os.environ)
-        env["KUBE_APISERVER"] = find_apiserver() or "kube-apiserver"
+        env["KUBE_APISERVER"] = find_apiserver(kube_version) or "kube-apiserver"
         env["ETCD"] = find_etcd() or "etcd"
         proc = subprocess.run(
             argv, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout, check=False
@@ -198,18 +252,18 @@ class LiveApiServer:
     such as the audit): ``kubeconfig`` (admin token), ``request`` for JSON calls, ``apply`` for
     objects.  Everything stops, and the temp dir goes, when the block ends."""
 
-    def __init__(self, feature_gates: str | None = None) -> None:
-        require()
+    def __init__(self, feature_gates: str | None = None, *, kube_version: str | None = None) -> None:
+        require_version(kube_version)
+        self._binary = find_apiserver(kube_version) or "kube-apiserver"
         self._ek = _harness_module()
         argv = ["--no-webhook"] + ([f"--feature-gates={feature_gates}"] if feature_gates is not None else [])
         self._h = self._ek.Harness(self._ek.parse_args(argv))
 
     def __enter__(self) -> LiveApiServer:
-        os.environ.setdefault("KUBE_APISERVER", find_apiserver() or "kube-apiserver")
         self._h.tmp = tempfile.mkdtemp(prefix="realapi-live-")
         try:
             self._h.start_etcd(self._ek.find_binary("ETCD", "etcd"))
-            self._h.start_apiserver(self._ek.find_binary("KUBE_APISERVER", "kube-apiserver"))
+            self._h.start_apiserver(self._binary)
         except BaseException:
             self._h.cleanup()
             raise
@@ -235,6 +289,7 @@ class LiveApiServer:
 
 
 ORACLE = CLUSTER_ORACLE
+_CONTROL_PLANE = ("kube-apiserver", "kube-scheduler", "kube-controller-manager")
 
 
 def find_component(env_var: str, name: str) -> str | None:
@@ -269,10 +324,13 @@ class LiveControlPlane(LiveApiServer):
     are scheduled (bound) but never run.  ``inventory`` (Nodes, DeviceClasses, ResourceSlices) is
     applied with the oracle's Node defaults (Ready, allocatable cpu/memory/pods)."""
 
-    def __init__(self, inventory: Path | str) -> None:
-        reason = control_plane_missing()
+    def __init__(self, inventory: Path | str, *, kube_version: str | None = None) -> None:
+        reason = missing_version(kube_version, _CONTROL_PLANE) if kube_version not in (None, BASE_VERSION) \
+            else control_plane_missing()
         if reason is not None:
             pytest.skip(f"real control plane unavailable: {reason}")
+        self._binaries = {name: find_binary_of(name, kube_version) for name in _CONTROL_PLANE} \
+            if kube_version not in (None, BASE_VERSION) else {}
         spec = importlib.util.spec_from_file_location("cluster_oracle", ORACLE)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -282,16 +340,19 @@ class LiveControlPlane(LiveApiServer):
         self._inventory = str(inventory)
 
     def __enter__(self) -> LiveControlPlane:
-        os.environ.setdefault("KUBE_APISERVER", find_apiserver() or "kube-apiserver")
-        for env_var, name in (("KUBE_SCHEDULER", "kube-scheduler"), ("KUBE_CONTROLLER_MANAGER", "kube-controller-manager")):
-            os.environ.setdefault(env_var, find_component(env_var, name) or name)
+        binaries = dict(self._binaries) or {
+            "kube-apiserver": find_apiserver() or "kube-apiserver",
+            "kube-scheduler": find_component("KUBE_SCHEDULER", "kube-scheduler") or "kube-scheduler",
+            "kube-controller-manager": find_component("KUBE_CONTROLLER_MANAGER", "kube-controller-manager")
+            or "kube-controller-manager",
+        }
         h = self._h
         h.tmp = tempfile.mkdtemp(prefix="realapi-control-plane-")
         try:
             h.start_etcd(find_etcd() or "etcd")
-            h.start_apiserver(os.environ["KUBE_APISERVER"])
-            sched = h.start_component("kube-scheduler", os.environ["KUBE_SCHEDULER"])
-            kcm = h.start_component("kube-controller-manager", os.environ["KUBE_CONTROLLER_MANAGER"])
+            h.start_apiserver(str(binaries["kube-apiserver"]))
+            sched = h.start_component("kube-scheduler", str(binaries["kube-scheduler"]))
+            kcm = h.start_component("kube-controller-manager", str(binaries["kube-controller-manager"]))
             h.wait_component(*sched, "/readyz")
             h.wait_component(*kcm, "/healthz")
             h.apply_oracle_inventory(self._inventory)

@@ -97,6 +97,10 @@ class NoInventory:
         return None
 
 
+_OTHER_TARGETS = 4
+"""How many builds of one file inventory for other targets than the server's are kept."""
+
+
 class StaticInventory:
     """DeviceClasses, ResourceSlices, Nodes and Namespaces from files, folders or ``-``, read once.
 
@@ -122,17 +126,23 @@ class StaticInventory:
         self._claims: dict[ObjectKey, HeldClaim] = {}
         self._templates: dict[ObjectKey, object] = {}
         self._reducer = ClaimReducer()
+        self.target = target
+        self._other_targets: dict[object, Inventory] = {}
         snapshot = build_inventory(self._read(stdin_text), target=target)
-        if self._claims or self._templates:
-            snapshot = with_cluster(snapshot, self._claims, self._templates, known=True)
-        self._snapshot = snapshot
+        self._snapshot = self._with_claims(snapshot)
         self._loaded_at = time.monotonic()
+
+    def _with_claims(self, snapshot: Inventory) -> Inventory:
+        if self._claims or self._templates:
+            return with_cluster(snapshot, self._claims, self._templates, known=True)
+        return snapshot
 
     def __getstate__(self) -> dict[str, object]:
         """What a built file inventory is (:mod:`.filecache` keeps it on disk): the reducer's
         interning tables and the load time are not part of it."""
         return {"paths": self.paths, "findings": self._findings, "objects": self._objects,
-                "claims": self._claims, "templates": self._templates, "snapshot": self._snapshot}
+                "claims": self._claims, "templates": self._templates, "snapshot": self._snapshot,
+                "target": self.target}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.paths = state["paths"]
@@ -141,6 +151,8 @@ class StaticInventory:
         self._claims = state["claims"]
         self._templates = state["templates"]
         self._snapshot = state["snapshot"]
+        self.target = state.get("target", DEFAULT_TARGET)
+        self._other_targets = {}
         self._reducer = ClaimReducer()
         self._loaded_at = time.monotonic()
 
@@ -169,6 +181,24 @@ class StaticInventory:
 
     def snapshot(self) -> Inventory | None:
         return self._snapshot
+
+    def snapshot_for(self, target: Target) -> Inventory:
+        """The snapshot as the ``target`` API server would store these files.
+
+        Why: ``/lint?kubernetes-version=`` answers for another target than the server's, and a
+        file inventory is stored differently per target (a 1.35 server drops a slice's
+        ``allowMultipleAllocations``); the CLI builds it for the asked target, so the endpoint must
+        too, or the two doors disagree.  At most :data:`_OTHER_TARGETS` builds are kept (a server
+        has one target; a query for another is rare and its build is reused)."""
+        if target.key == self.target.key:
+            return self._snapshot
+        built = self._other_targets.get(target.key)
+        if built is None:
+            if len(self._other_targets) >= _OTHER_TARGETS:
+                self._other_targets.clear()
+            built = self._with_claims(build_inventory(iter(self._objects), target=target))
+            self._other_targets[target.key] = built
+        return built
 
     def problem(self) -> str | None:
         if not self._findings:

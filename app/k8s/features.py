@@ -25,9 +25,11 @@ from .errors import DraguardError
 __all__ = [
     "DEFAULT_TARGET",
     "DEFAULT_VERSION",
-    "NEWEST_VERSION",
     "DRA_GATES",
+    "NEWEST_VERSION",
     "SUPPORTED_VERSIONS",
+    "VERSION_HELP",
+    "VERSION_METAVAR",
     "FeatureGateError",
     "GateState",
     "Target",
@@ -41,6 +43,10 @@ SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37", "1.38")
 # of README "Adding a Kubernetes version", once 1.38.0's own binaries have been checked)
 DEFAULT_VERSION = "1.37"
 NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
+VERSION_METAVAR = "|".join(SUPPORTED_VERSIONS)
+"""``--kubernetes-version``'s metavar, from the one list of supported versions."""
+VERSION_HELP = f"answer as this Kubernetes version's API server would (default {DEFAULT_VERSION}, the newest released)"
+"""``--kubernetes-version``'s help in ``lint`` (``serve`` reads its cluster's version first)."""
 
 
 class FeatureGateError(DraguardError, ValueError):

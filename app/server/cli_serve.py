@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import ipaddress
 import json
@@ -33,7 +34,9 @@ from ..inventory import (
     load_workload_kinds,
     open_inventory,
 )
+from ..inventory.clusterversion import RECHECK_SECONDS, ClusterTarget, detect
 from ..k8s import DraguardError, FeatureGateError, Reason, Target, bulk_allocation, parse_target
+from ..k8s.features import DEFAULT_VERSION, VERSION_METAVAR
 from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from .app import create_app
 from .audit import AuditObjects, Auditor, AuditSettings
@@ -98,8 +101,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --cert-secret or --audit: namespace of the Secret, Leases and Service "
                              "(default: POD_NAMESPACE, else the service account's namespace)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--kubernetes-version", default=None, metavar="1.34|1.35|1.36",
-                        help="answer as this Kubernetes version's API server would (default 1.36)")
+    parser.add_argument("--kubernetes-version", default=None, metavar=VERSION_METAVAR,
+                        help="answer as this Kubernetes version's API server would (default: with --kube or "
+                             "--kubeconfig the cluster's own version, read from its /version at start and after "
+                             f"reconnects; else {DEFAULT_VERSION}, the newest released)")
     parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
                         help="kube-apiserver --feature-gates on top of the version's defaults (DRA gates)")
     parser.add_argument("--workload-kinds", action="append", default=[], metavar="FILE",
@@ -216,6 +221,9 @@ def build_state(args: argparse.Namespace) -> ServerState:
         target = parse_target(args.kubernetes_version, args.feature_gates)
     except FeatureGateError as exc:
         raise UsageError(f"--{exc.parameter}: {exc}") from exc
+    cluster = _cluster_target(args, target)
+    if cluster is not None:
+        target = cluster.target
     try:
         workload_kinds = load_workload_kinds(args.workload_kinds)
     except InputError as exc:
@@ -232,6 +240,9 @@ def build_state(args: argparse.Namespace) -> ServerState:
         tls=tls,
     )
     state.background.append(source.run)
+    if cluster is not None:
+        state.cluster_target = cluster
+        state.background.append(functools.partial(_follow_cluster_version, args, state))
     if args.audit:
         state.audit = _auditor(args, source, state.options)
         state.background.append(state.audit.run)
@@ -240,6 +251,51 @@ def build_state(args: argparse.Namespace) -> ServerState:
         state.self_managed = rotator
         state.background.append(rotator.run)
     return state
+
+
+def _cluster_target(args: argparse.Namespace, configured: Target) -> ClusterTarget | None:
+    """With a cluster and no ``--kubernetes-version``: the cluster's own version and gates
+    (:mod:`app.inventory.clusterversion`); None when the target is the operator's to choose."""
+    config = _kube_config(args)
+    if config is None or args.kubernetes_version:
+        return None
+    try:
+        found = asyncio.run(detect(config, fallback=configured, operator_gates=args.feature_gates))
+    except FeatureGateError as exc:  # the operator's --feature-gates does not fit the cluster's version
+        raise UsageError(f"--feature-gates: {exc} (the cluster's version decides the target: "
+                         "give --kubernetes-version to choose another)") from exc
+    _log_target(found)
+    return found
+
+
+def _log_target(found: ClusterTarget) -> None:
+    level = logging.WARNING if (found.problem or found.notice) else logging.INFO
+    log.log(level, json.dumps({"msg": "target Kubernetes version", **found.status()}))
+
+
+async def _follow_cluster_version(args: argparse.Namespace, state: ServerState) -> None:
+    """Ask the cluster again every :data:`RECHECK_SECONDS`; a new version or gate setting (an
+    upgrade, another API server behind the address) becomes the target of every later answer."""
+    config = _kube_config(args)
+    if config is None:
+        return
+    while True:
+        await asyncio.sleep(RECHECK_SECONDS)
+        current: ClusterTarget = state.cluster_target
+        try:
+            found = await detect(config, fallback=current.target, operator_gates=args.feature_gates)
+        except FeatureGateError as exc:
+            found = ClusterTarget(current.target, git_version=current.git_version,
+                                  problem=f"--feature-gates does not fit the cluster's version now: {exc}")
+        if found.problem and current.git_version:  # a failed read keeps what was read before
+            found = dataclasses.replace(current, problem=found.problem)
+        if found.target.key != current.target.key:
+            state.options = dataclasses.replace(state.options, target=found.target)
+            if state.audit is not None:
+                state.audit.options = dataclasses.replace(state.audit.options, target=found.target)
+        if found.status() != current.status():
+            _log_target(found)
+        state.cluster_target = found
 
 
 def _auditor(args: argparse.Namespace, source: InventorySource, options: ReviewOptions) -> Auditor:

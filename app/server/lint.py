@@ -77,6 +77,9 @@ def lint_bytes(
     """
     decoded = decode_bytes(body, source=source or BODY_NAME)
     snapshot = inventory.snapshot()
+    for_target = getattr(inventory, "snapshot_for", None)
+    if snapshot is not None and for_target is not None:  # files: stored as the asked target stores them
+        snapshot = for_target(options.target)
     review = review_documents(
         decoded.documents,
         inventory=snapshot,

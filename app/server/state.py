@@ -49,6 +49,9 @@ class ServerState:
     draining: bool = False  # set on SIGTERM: /readyz fails while the routes keep serving
     self_managed: Any = None  # SelfManagedCerts when --cert-secret is on (its status joins /readyz)
     audit: Any = None  # the Auditor when --audit is on (its status joins /readyz, its figures /metrics)
+    cluster_target: Any = None
+    """The ClusterTarget (app.inventory.clusterversion) when the target was read from the cluster:
+    its version, gates and notice join /readyz and /metrics; None when the operator chose it."""
     guard: ConnectionGuard = field(default_factory=ConnectionGuard)
     """The HTTPS listener's connection limits; its refusal counts are exported as metrics."""
     answers: AnswerMemo = field(default_factory=AnswerMemo)
@@ -85,12 +88,20 @@ class ServerState:
         if self.self_managed is not None:
             certs["selfManaged"] = self.self_managed.status()
         ready = self.inventory.synced and (self.tls is None or self.tls.loaded) and not self.draining
-        detail = {"ready": ready, "inventory": inventory, "certificate": certs}
+        detail = {"ready": ready, "inventory": inventory, "certificate": certs, "target": self.target_status()}
         if self.audit is not None:
             detail["audit"] = self.audit.status()  # informative: the audit never makes a replica unready
         if self.draining:
             detail["shuttingDown"] = True  # SIGTERM: leave the Service first, then stop (drain.py)
         return ready, detail
+
+    def target_status(self) -> dict[str, Any]:
+        """The version and gates answers are given for, and where they come from."""
+        if self.cluster_target is not None:
+            status: dict[str, Any] = self.cluster_target.status()
+            return status
+        target = self.options.target
+        return {"kubernetesVersion": target.version, "featureGates": target.gates_text(), "gatesFrom": "configured"}
 
     def stats(self) -> dict[str, Any]:
         """Figures for the metrics collector, read at scrape time."""

@@ -97,6 +97,9 @@ class FakeCluster:
     forbidden: set[tuple[str, str]] = field(default_factory=set)  # (verb, plural) answered 403
     accepts: list[tuple[str, str]] = field(default_factory=list)  # (path, Accept header) of list/watch
     policy_reports_installed: bool = True  # False: the wgpolicyk8s.io CRDs are absent (404 everywhere)
+    # GET /version's gitVersion, and GET /metrics' text (None: 403, as without the RBAC grant)
+    git_version: str = "v1.37.2"
+    metrics_text: str | None = None
     # queued HTTP statuses per (verb, plural), answered (and consumed) by the next such request
     object_faults: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
@@ -422,5 +425,19 @@ def make_app(cluster: FakeCluster) -> Starlette:
 
         return handle
 
+    async def version(request: Request) -> Response:
+        with cluster.lock:
+            cluster.requests.append((request.url.path, {}))
+        if not cluster.available:
+            return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
+        major, _, rest = cluster.git_version.lstrip("v").partition(".")
+        return JSONResponse({"major": major, "minor": rest.partition(".")[0], "gitVersion": cluster.git_version})
+
+    async def metrics(request: Request) -> Response:
+        if cluster.metrics_text is None:
+            return JSONResponse(_status(403, "Forbidden", 'forbidden: User cannot get path "/metrics"'), 403)
+        return Response(cluster.metrics_text, media_type="text/plain")
+
     routes = [Route(path, endpoint(name)) for name, (path, _, _) in PATHS.items()]
+    routes += [Route("/version", version), Route("/metrics", metrics)]
     return Starlette(routes=routes + _object_routes(cluster))
