@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all test lint typecheck unit run bench fuzz conformance certs clean apiserver reasons
+.PHONY: all test lint typecheck unit run bench fuzz conformance certs clean apiserver reasons kubernetes-version
 
 all: test
 
@@ -51,10 +51,20 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/results.py record .bench
 
 ## apiserver: the real kube-apiserver (+ scheduler, controller-manager) and etcd that tests/realapi.py
-## uses, and helm for the chart tests (best effort: what cannot be had is skipped, and said)
+## uses — 1.36.2 from ../shared/tools, and every version of scripts/kubernetes-versions built from
+## Go modules (within DRAGUARD_KUBE_BUDGET seconds) — and helm for the chart tests (best effort:
+## what cannot be had is skipped, and said)
 apiserver:
 	bash scripts/setup-apiserver.sh
+	bash scripts/setup-kubernetes-versions.sh
 	bash scripts/setup-helm.sh
+
+## kubernetes-version V=v1.39.0: the recipe for a new Kubernetes release (README "Adding a Kubernetes
+## version"): build its binaries and oracle, record its allocator test table, make its differential
+## expectations, and print what changed in the DRA gates and types since the newest known version
+kubernetes-version: $(STAMP)
+	@test -n "$(V)" || { echo "usage: make kubernetes-version V=v1.MINOR.PATCH"; exit 2; }
+	bash scripts/add-kubernetes-version.sh $(V)
 
 ## fuzz: 100,000+ generated inputs through decode, validation, CEL, satisfiability and the HTTPS
 ## doors (0 exceptions, 0 5xx, stable answers), then atheris on decode+review; figures in .fuzz/

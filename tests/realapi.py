@@ -72,9 +72,10 @@ def missing_version(version: str | None, names: Sequence[str] = ("kube-apiserver
     """Why ``version``'s binaries cannot run here (``None`` when they can)."""
     if version is None or version == BASE_VERSION:
         return missing() if names == ("kube-apiserver",) else control_plane_missing()
-    reason = missing()
-    if reason is not None and "kube-apiserver" not in reason:
-        return reason
+    if not HARNESS.is_file():
+        return f"no harness at {HARNESS}"
+    if find_etcd() is None:
+        return "no etcd ($ETCD, PATH or .cache/etcd-server/): scripts/setup-apiserver.sh gets it from Debian"
     for name in names:
         if find_binary_of(name, version) is None:
             return (f"no {name} of Kubernetes {version} in .cache/kube/: `make kubernetes-version V=v{version}.N` "
