@@ -22,8 +22,9 @@ Rules (README "Kubernetes versions and feature gates"):
   that cannot be set that way (locked, or its dependencies off) leaves the defaults, said in
   the source text;
 * ``--feature-gates`` given by the operator wins over what the cluster says, gate by gate;
-* nothing read (no permission for ``/version``, API server down): the configured or default
-  target, and the reason in the status — never a guess presented as the cluster's.
+* nothing read (no permission for ``/version``, API server down, a development build that
+  reports ``v0.0.0-master``): the configured or default target, and the reason in the status —
+  never a guess presented as the cluster's.
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def version_of(git_version: str) -> tuple[str, str | None]:
     if match is None:
         raise ValueError(f"the cluster reports an unreadable version {git_version!r}")
     minor = (int(match.group(1)), int(match.group(2)))
+    if minor[0] == 0:  # a build from a source tree without a release tag (v0.0.0-master)
+        raise ValueError(f"the cluster reports a development build ({git_version}), not a release version")
     known = [tuple(int(p) for p in v.split(".")) for v in SUPPORTED_VERSIONS]
     text = f"{minor[0]}.{minor[1]}"
     if text in SUPPORTED_VERSIONS:

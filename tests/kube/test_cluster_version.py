@@ -27,7 +27,7 @@ apiserver_request_total{code="200"} 12
 @pytest.mark.parametrize(
     ("git", "minor", "noticed"),
     [("v1.37.2", "1.37", False), ("v1.36.2", "1.36", False), ("v1.38.0-rc.0", "1.38", False),
-     ("v0.0.0-master+abc", "1.34", True), ("v1.39.0-alpha.1", NEWEST_VERSION, True), ("1.35.4-gke.100", "1.35", False)],
+     ("v1.33.5", "1.34", True), ("v1.39.0-alpha.1", NEWEST_VERSION, True), ("1.35.4-gke.100", "1.35", False)],
 )
 def test_the_minor_of_git_version_picks_the_version(git: str, minor: str, noticed: bool) -> None:
     version, notice = version_of(git)
@@ -40,6 +40,8 @@ def test_the_minor_of_git_version_picks_the_version(git: str, minor: str, notice
 def test_an_unreadable_version_is_refused() -> None:
     with pytest.raises(ValueError, match="unreadable version"):
         version_of("latest")
+    with pytest.raises(ValueError, match="development build"):
+        version_of("v0.0.0-master+4f2d1c")
 
 
 def test_gates_are_read_from_the_feature_metric_dra_gates_only() -> None:
