@@ -20,7 +20,6 @@ from draguard.k8s.features import DEFAULT_VERSION
 from draguard.server.runner import BackgroundServer
 from kube.helpers import wait_for
 from realapi import LiveApiServer
-
 from server.conftest import client_context
 
 ROOT = Path(__file__).resolve().parents[2]
