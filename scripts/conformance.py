@@ -12,6 +12,11 @@ and compares per object (file, kind, namespace, name) with ``expected/<case>.jso
   failure); a CEL runtime error in the allocator → ``SelectorRuntimeError`` or ``Unsatisfiable``;
   allocatable on some node and a CEL error on another → no error other than ``SelectorRuntimeError``.
 
+Per version: ``expected/`` holds 1.36.2's verdicts (draguard runs at ``--kubernetes-version 1.36``);
+``--version 1.37`` scores against ``expected-1.37/`` (made by that version's own oracle,
+``scripts/oracle-expectations.py``) with draguard at target 1.37 — every DRA gate of the version
+on, as the oracle runs (``--feature-gates``).
+
 The last line is ``agreement V/T validation, S/U satisfiability, false rejections F``; exit 0 only
 when everything agrees.  draguard runs as ``$DRAGUARD`` (a command line) or ``python -m draguard``
 with this interpreter.  Stdlib only.
@@ -96,8 +101,37 @@ def draguard_command() -> list[str]:
     return shlex.split(env) if env else [sys.executable, "-m", "draguard"]
 
 
-def lint(command: list[str], corpus: Path, entry: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
-    argv = [*command, "lint", str(corpus / entry["file"])]
+# every DRA gate of a version on, as the oracle that made its expectations runs (dependencies included)
+ALL_GATES = {
+    "1.36": "DRAListTypeAttributes=true,DRANodeAllocatableResources=true,DRADeviceTaintRules=true,"
+            "DRAResourcePoolStatus=true,DRAWorkloadResourceClaims=true,GenericWorkload=true",
+    "1.37": "DRAListTypeAttributes=true,DRANodeAllocatableResources=true,DRAResourcePoolStatus=true,"
+            "DRAFractionalCapacityRange=true,DRADerivedAttributes=true,DRADeviceCompatibilityGroups=true,"
+            "DRAPartitionableDevicesType=true,DRAWorkloadResourceClaims=true,GenericWorkload=true,"
+            "DRAOptionalNodeOperations=true",
+    "1.38": "DRAListTypeAttributes=true,DRANodeAllocatableResources=true,DRAResourcePoolStatus=true,"
+            "DRADerivedAttributes=true,DRADeviceCompatibilityGroups=true,DRAPartitionableDevicesType=true,"
+            "DRAWorkloadResourceClaims=true,GenericWorkload=true,DRAOptionalNodeOperations=true",
+}
+
+
+def target_arguments(version: str, gates: str | None) -> list[str]:
+    """draguard's flags for a version's expectations: that version, its gates (default: 1.36's
+    defaults for the original sample — it was scored so since it was made — every gate for later
+    versions, whose oracle turns them all on)."""
+    chosen = gates if gates is not None else ("" if version == "1.36" else ALL_GATES.get(version, ""))
+    return ["--kubernetes-version", version, *(["--feature-gates", chosen] if chosen else [])]
+
+
+def expected_path(entry: dict[str, Any], version: str) -> str:
+    """``expected/...`` for 1.36, ``expected-<version>/...`` otherwise."""
+    path = str(entry["expected"])
+    return path if version == "1.36" else path.replace("expected/", f"expected-{version}/", 1)
+
+
+def lint(command: list[str], corpus: Path, entry: dict[str, Any], timeout: float,
+         target_args: list[str]) -> list[dict[str, Any]]:
+    argv = [*command, "lint", str(corpus / entry["file"]), *target_args]
     for inventory in entry["inventory"]:
         argv += ["--inventory", str(corpus / inventory)]
     proc = subprocess.run([*argv, "--format", "json"], capture_output=True, text=True, timeout=timeout,
@@ -137,18 +171,20 @@ class Score:
 
 
 def score(corpus: Path, *, only: str | None = None, name_filter: str = "", jobs: int = 2,
-          timeout: float = 120.0, command: list[str] | None = None) -> Score:
+          timeout: float = 120.0, command: list[str] | None = None, version: str = "1.36",
+          gates: str | None = None) -> Score:
     manifest = json.loads((corpus / "manifest.json").read_text())
     entries = [e for e in manifest["files"] if name_filter in e["file"]]
     expected: dict[Key, dict[str, Any]] = {}
     for e in entries:
-        for line in (corpus / e["expected"]).read_text().splitlines():
+        for line in (corpus / expected_path(e, version)).read_text().splitlines():
             o = json.loads(line)
             expected[(os.path.normpath(e["file"]), o["kind"], o.get("namespace") or "", o["name"])] = o
     result = Score()
     found: dict[Key, list[dict[str, Any]]] = {k: [] for k in expected}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        runs = {pool.submit(lint, command or draguard_command(), corpus, e, timeout): e for e in entries}
+        args = target_arguments(version, gates)
+        runs = {pool.submit(lint, command or draguard_command(), corpus, e, timeout, args): e for e in entries}
         for run in concurrent.futures.as_completed(runs):
             entry = runs[run]
             try:
@@ -196,8 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", "-j", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per lint call")
     parser.add_argument("--verbose", "-v", action="store_true", help="list every disagreement")
+    parser.add_argument("--version", default="1.36",
+                        help="whose verdicts: 1.36 (expected/, the default) or a version with expected-<version>/")
+    parser.add_argument("--feature-gates", default=None, help="draguard's gates (default: see target_arguments)")
     args = parser.parse_args(argv)
-    result = score(args.corpus, only=args.only, name_filter=args.filter, jobs=args.jobs, timeout=args.timeout)
+    result = score(args.corpus, only=args.only, name_filter=args.filter, jobs=args.jobs, timeout=args.timeout,
+                   version=args.version, gates=args.feature_gates)
     for failure in result.failures:
         print(f"draguard failed: {failure}")
     if args.verbose:

@@ -81,10 +81,16 @@ def test_scorer_satisfiability_rules(case: str, findings: list[dict[str, str]], 
     assert conformance.satisfiability_agrees(case, findings) == verdict
 
 
+VERSIONS = ["1.36", *sorted(p.name.removeprefix("expected-") for p in SAMPLE.glob("expected-*") if p.is_dir())]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_make_conformance_agrees_everywhere() -> None:
-    result = conformance.score(SAMPLE, command=[sys.executable, "-m", "draguard"])
+@pytest.mark.parametrize("version", VERSIONS)
+def test_make_conformance_agrees_everywhere(version: str) -> None:
+    """Each version's own verdicts (1.36.2's in expected/, later versions' oracles in
+    expected-<minor>/, scripts/oracle-expectations.py) with draguard at that target."""
+    result = conformance.score(SAMPLE, command=[sys.executable, "-m", "draguard"], version=version)
     assert result.failures == [] and result.perfect, "\n".join(result.disagreements[:20])
     assert result.validation[1] >= 280 and result.satisfiability[1] >= 200, result.line()
 
