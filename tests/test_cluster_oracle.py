@@ -26,12 +26,13 @@ SCORE = PROJECT / "tests" / "data" / "workloads" / "score" / "score.py"
 ORACLE = realapi.CLUSTER_ORACLE
 
 
-def _score(truth: Path) -> subprocess.CompletedProcess[str]:
+def _score(truth: Path, version: str = "1.36") -> subprocess.CompletedProcess[str]:
     if not SCORE.is_file():
         pytest.skip(f"no score.py at {SCORE}")
     return subprocess.run(
         [sys.executable, str(SCORE), "-v", "--truth", str(truth), "--cases", str(ORACLE_DATA / "cases"),
-         "--inventory", str(ORACLE_DATA / "inventory"), "--draguard", f"{sys.executable} -m draguard"],
+         "--inventory", str(ORACLE_DATA / "inventory"), "--draguard", f"{sys.executable} -m draguard",
+         f"--args=--kubernetes-version {version}"],
         cwd=PROJECT, capture_output=True, text=True, timeout=600, check=False)
 
 
@@ -51,20 +52,30 @@ def _binary(env: str, name: str) -> str | None:
 
 
 @pytest.mark.slow  # a control plane and a case of seconds each: a minute or more (DRAGUARD_SLOW=1, CI)
-def test_findings_score_clean_against_a_fresh_run_of_the_real_scheduler(tmp_path: Path) -> None:
-    realapi.require()
-    binaries = {env: _binary(env, name) for env, name in (
-        ("KUBE_SCHEDULER", "kube-scheduler"), ("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"))}
+@pytest.mark.parametrize("version", ["1.36", "1.37", "1.38"])
+def test_findings_score_clean_against_a_fresh_run_of_the_real_scheduler(version: str, tmp_path: Path) -> None:
+    """The same scenarios on the control plane of each version (1.36.2 from ../shared/tools, 1.37
+    and 1.38 built from Go modules), draguard at that target."""
+    if version == realapi.BASE_VERSION:
+        realapi.require()
+        binaries = {env: _binary(env, name) for env, name in (
+            ("KUBE_SCHEDULER", "kube-scheduler"), ("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"))}
+        binaries["KUBE_APISERVER"] = realapi.find_apiserver()
+    else:
+        realapi.require_version(version, ("kube-apiserver", "kube-scheduler", "kube-controller-manager"))
+        binaries = {env: realapi.find_binary_of(name, version) for env, name in (
+            ("KUBE_APISERVER", "kube-apiserver"), ("KUBE_SCHEDULER", "kube-scheduler"),
+            ("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"))}
     missing = [env for env, path in binaries.items() if path is None]
     if missing or not ORACLE.is_file() or shutil.which("openssl") is None:
         pytest.skip(f"real control plane unavailable: {', '.join(missing) or 'cluster-oracle.py or openssl'} missing "
                     "(scripts/setup-apiserver.sh unpacks the binaries)")
-    env = {**os.environ, **{k: v for k, v in binaries.items() if v}, "KUBE_APISERVER": realapi.find_apiserver() or ""}
+    env = {**os.environ, **{k: v for k, v in binaries.items() if v}}
     truth = tmp_path / "truth.jsonl"
     run = subprocess.run(
         [sys.executable, str(ORACLE), "--inventory", str(ORACLE_DATA / "inventory"), "--cases",
          *sorted(str(p) for p in (ORACLE_DATA / "cases").glob("*.yaml")), "--json-out", str(truth),
          "--no-wait-namespace"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert run.returncode == 0 and truth.is_file(), run.stdout[-3000:] + run.stderr[-3000:]
-    result = _score(truth)
+    result = _score(truth, version)
     assert result.returncode == 0, result.stdout + result.stderr
