@@ -1,29 +1,66 @@
-"""How a claim's capacity request name finds the device capacity it refers to (Kubernetes 1.36).
+"""How a claim's capacity request name finds the device capacity it refers to, per Kubernetes release.
 
-Why a module of its own: the rule differs between releases.  Later upstream versions
-normalise names with the driver's domain in both directions (``bandwidth`` ≡
-``<driver>/bandwidth``).  Kubernetes 1.36.2, which the conformance sample was produced with,
-matches the **exact key only**: a qualified request ``nic.example.com/bandwidth`` does not find a
-published ``bandwidth`` (case ``bw-qualified-name-unsatisfiable``) and an unqualified ``cores``
-does not find a published ``gpu.example.com/cores`` (case
-``vv-cores-unqualified-name-unsatisfiable``).  Keeping the rule in one place lets every caller
-(fit check, explanations, default filling) agree, and makes a later switch a one-line change.
+Why a module of its own: the rule differs between releases, and every caller (fit check,
+explanations, default filling) must agree.
+
+* Kubernetes 1.34–1.37 match the **exact key only**: a qualified request
+  ``nic.example.com/bandwidth`` does not find a published ``bandwidth`` (conformance case
+  ``bw-qualified-name-unsatisfiable``) and an unqualified ``cores`` does not find a published
+  ``gpu.example.com/cores`` (case ``vv-cores-unqualified-name-unsatisfiable``).
+* Kubernetes 1.38 (kubernetes#142202, ``resolveCapacityRequests`` of the allocator) reads both
+  sides as fully-qualified names, a name without a domain being in the device's driver domain:
+  ``bandwidth`` and ``<driver>/bandwidth`` are the same capacity, whichever way the slice spelled
+  it; a slice that publishes both spellings is read as the qualified one.
+
+Which rule applies is a context (:func:`capacity_names_for`), like the validation target: the
+satisfiability search is target-independent and deep, and only this lookup differs.  Outside any
+scope the exact rule holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-__all__ = ["resolve_capacity_name"]
+from ..k8s import Target
+
+__all__ = ["capacity_names_for", "qualified_capacity_names", "resolve_capacity_name", "target_qualifies_names"]
+
+_QUALIFIED: ContextVar[bool] = ContextVar("draguard_qualified_capacity_names", default=False)
+
+
+def target_qualifies_names(target: Target) -> bool:
+    """Whether ``target``'s allocator resolves capacity request names with the driver's domain (1.38+)."""
+    major, _, minor = target.version.partition(".")
+    return (int(major), int(minor)) >= (1, 38)
+
+
+@contextmanager
+def capacity_names_for(target: Target) -> Iterator[None]:
+    """Resolve capacity request names as ``target``'s allocator does while the block runs."""
+    token = _QUALIFIED.set(target_qualifies_names(target))
+    try:
+        yield
+    finally:
+        _QUALIFIED.reset(token)
+
+
+def qualified_capacity_names() -> bool:
+    """Whether the current scope resolves names the 1.38 way (part of cache keys of answers)."""
+    return _QUALIFIED.get()
 
 
 def resolve_capacity_name(request_name: str, driver: str, capacity_keys: Container[str]) -> str | None:
-    """The device's capacity key that ``request_name`` refers to, or ``None`` if it has none.
-
-    ``driver`` is accepted so that callers do not change when the rule becomes
-    domain-aware; in 1.36 it is not consulted.
-    """
-    del driver
-    if request_name in capacity_keys:
-        return request_name
-    return None
+    """The device's capacity key that ``request_name`` refers to, or ``None`` if it has none."""
+    if not _QUALIFIED.get():
+        return request_name if request_name in capacity_keys else None
+    domain, sep, ident = request_name.partition("/")
+    if not sep:
+        domain, ident = driver, request_name
+    if domain != driver:
+        return request_name if request_name in capacity_keys else None
+    qualified = f"{driver}/{ident}"
+    if qualified in capacity_keys:
+        return qualified
+    return ident if ident in capacity_keys else None

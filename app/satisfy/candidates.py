@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass
 
 from ..capacity import CapacityFit, evaluate
+from ..capacity.names import qualified_capacity_names
 from ..cel import SelectorOrigin
 from ..inventory import EMPTY_CLUSTER, DeviceRecord, Inventory
 from ..k8s import DeviceTaint, DeviceToleration
@@ -147,7 +148,9 @@ class Candidates:
 def candidates_key(alt: Alternative) -> tuple[object, ...]:
     tolerations = tuple((t.key, t.operator, t.value, t.effect) for t in alt.tolerations)
     capacity = tuple(sorted((k, v.nanos) for k, v in alt.capacity.items()))
-    return ("candidates", alt.class_name, alt.selectors, alt.all_mode, tolerations, capacity)
+    # how capacity names resolve (1.38: with the driver's domain) changes which devices fit
+    return ("candidates", alt.class_name, alt.selectors, alt.all_mode, tolerations, capacity,
+            qualified_capacity_names())
 
 
 def _without_cluster(inventory: Inventory) -> Inventory:

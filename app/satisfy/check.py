@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from ..capacity.names import qualified_capacity_names
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from ..k8s import Budget, Note, Path, Reason, ResourceClaimSpec, Severity
 from .candidates import Candidates, Status, candidates_for, candidates_key
@@ -280,7 +281,7 @@ def check_claim_spec(
         text = spec_text(spec)
     if text is None:
         return _check(spec, inventory, base=base, budget=budget, strict=strict)
-    key = ("notes", text, str(base), strict)
+    key = ("notes", text, str(base), strict, qualified_capacity_names())
     cached = inventory.cache.get(key)
     if isinstance(cached, tuple):
         return list(cached)

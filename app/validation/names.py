@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ..k8s import FieldError, Memo, Path, byte_len, go_quote, invalid, required, too_long
+from .deltas import QUALIFIED_NAME_ONE_SLASH, applies
 
 __all__ = [
     "C_IDENTIFIER_MAX_LENGTH",
@@ -238,10 +239,16 @@ does not depend on where it stands.  Only valid names are remembered (errors car
 def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
     """``validateQualifiedName`` (attribute and capacity keys): ``<id>`` or ``<domain>/<id>``.
 
-    Kubernetes 1.36 accepts names with two or more slashes without any error (an upstream
-    TODO; newer releases reject them) — reproduced here on purpose, the conformance sample
-    shows ``a.example.com/b/c`` accepted.  Empty parts are *Invalid* with value ``""`` (1.35+).
+    Kubernetes 1.36 and 1.37 accept names with two or more slashes without any error (an
+    upstream TODO) — reproduced here on purpose, the conformance sample shows
+    ``a.example.com/b/c`` accepted.  1.38 rejects them (kubernetes#141644:
+    ``must not contain more than one slash``, nothing else about that name); stored objects
+    are spared by the callers' ratchets.  Empty parts are *Invalid* with value ``""`` (1.35+).
     """
+    if name.count("/") > 1:
+        if applies(QUALIFIED_NAME_ONE_SLASH):
+            return [invalid(path, name, "must not contain more than one slash")]
+        return []
     if _VALID_QUALIFIED_NAMES.get(name):
         return []
     errs = _qualified_name_errors(name, path)

@@ -5,8 +5,10 @@ same code with the prefix ``spec.spec.``.  Covered here: requests (exactly / fir
 device class names, CEL selectors, allocation mode and count, tolerations, constraints (with the
 1.36 "exactly one of matchAttribute or distinctAttribute" rule), opaque config, the claim status
 (allocation results, ``shareID`` UUIDs, ``status.devices``), and the update rules (the spec is
-immutable).  ``capacity.requests`` is deliberately *not* validated: Kubernetes 1.36 accepts any
-key and any amount there (draguard's lints speak about it instead).
+immutable).  ``capacity.requests`` is not validated by Kubernetes 1.36 and 1.37 (any key, any
+amount; draguard's lints speak about it instead); 1.38 checks its *keys* as qualified names
+(kubernetes#142202, :data:`.deltas.CAPACITY_REQUEST_NAMES`), sparing a template update whose
+requests did not change, and the keys of an allocation result's ``consumedCapacity``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from ..k8s import (
     AllocatedDeviceStatus,
     AllocationResult,
+    CapacityRequirements,
     DeviceAllocationConfiguration,
     DeviceClaim,
     DeviceClaimConfiguration,
@@ -45,8 +48,9 @@ from ..k8s import (
     too_many,
 )
 from .config import validate_device_configuration, validate_raw_extension
+from .deltas import CAPACITY_REQUEST_NAMES, applies
 from .device_selectors import validate_selectors
-from .helpers import validate_set, validate_slice
+from .helpers import validate_map, validate_set, validate_slice
 from .meta import (
     validate_object_meta,
     validate_object_meta_update,
@@ -58,6 +62,7 @@ from .names import (
     validate_driver_name,
     validate_fully_qualified_name,
     validate_pool_name,
+    validate_qualified_name,
     validate_uid,
 )
 from .node_selectors import validate_node_selector
@@ -87,6 +92,9 @@ NETWORK_INTERFACE_NAME_MAX_LENGTH = 256
 NETWORK_HARDWARE_ADDRESS_MAX_LENGTH = 128
 ALLOCATION_MODES = ("All", "ExactCount")
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+
+# keys are shortened in paths beyond DeviceMaxDomainLength + 1 + DeviceMaxIDLength (as for slices)
+_CAPACITY_KEY_TRUNCATE = 63 + 1 + 32
 
 _REQUEST_REF = (
     "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
@@ -119,21 +127,30 @@ def validate_resource_claim_update(obj: ResourceClaim, old: ResourceClaim) -> li
     return errs
 
 
-def validate_resource_claim_template(obj: ResourceClaimTemplate) -> list[FieldError]:
-    """``ValidateResourceClaimTemplate``: metadata, ``spec.metadata`` (labels/annotations only), ``spec.spec``."""
+def validate_resource_claim_template(
+    obj: ResourceClaimTemplate, old_spec: ResourceClaimSpec | None = None
+) -> list[FieldError]:
+    """``ValidateResourceClaimTemplate``: metadata, ``spec.metadata`` (labels/annotations only), ``spec.spec``.
+
+    ``old_spec``: the stored template's claim spec on update (rules added later spare what it had).
+    """
     errs = validate_object_meta(obj.metadata, namespaced=True)
     spec_path = Path.root("spec")
     if obj.spec.metadata is not None:
         errs.extend(validate_template_object_meta(obj.spec.metadata, spec_path.child("metadata")))
-    errs.extend(validate_claim_spec(obj.spec.spec, spec_path.child("spec")))
+    errs.extend(validate_claim_spec(obj.spec.spec, spec_path.child("spec"), old_spec))
     return errs
 
 
 def validate_resource_claim_template_update(
     obj: ResourceClaimTemplate, old: ResourceClaimTemplate
 ) -> list[FieldError]:
-    """The template strategy re-runs full validation, then the update rules (spec immutable)."""
-    errs = validate_resource_claim_template(obj)
+    """The template strategy re-runs full validation, then the update rules (spec immutable).
+
+    1.38 passes the old claim spec down, so unchanged ``capacity.requests`` keep names that were
+    stored before they were checked (a spec is immutable: the user could not fix them).
+    """
+    errs = validate_resource_claim_template(obj, old.spec.spec)
     errs.extend(validate_object_meta_update(obj.metadata, old.metadata))
     if not equal(obj.spec, old.spec):
         errs.append(invalid(Path.root("spec"), _dump(obj.spec), "field is immutable"))
@@ -193,15 +210,21 @@ def _has_request(names: RequestNames, ref: str) -> bool:
     return subs is not None and segments[1] in subs
 
 
-def validate_claim_spec(spec: ResourceClaimSpec, path: Path) -> list[FieldError]:
-    """``validateResourceClaimSpec`` → ``validateDeviceClaim``: requests, constraints, config."""
+def validate_claim_spec(
+    spec: ResourceClaimSpec, path: Path, old: ResourceClaimSpec | None = None
+) -> list[FieldError]:
+    """``validateResourceClaimSpec`` → ``validateDeviceClaim``: requests, constraints, config.
+
+    ``old``: the stored spec when a template is updated (requests are matched by name).
+    """
     claim = spec.devices
     devices_path = path.child("devices")
     names = _gather_request_names(claim)
+    old_requests = {r.name: r for r in old.devices.requests} if old is not None else {}
     errs = validate_set(
         claim.requests,
         DEVICE_REQUESTS_MAX_SIZE,
-        _validate_request,
+        lambda r, p: _validate_request(r, p, old_requests.get(r.name)),
         lambda r: r.name,
         devices_path.child("requests"),
     )
@@ -224,8 +247,11 @@ def validate_claim_spec(spec: ResourceClaimSpec, path: Path) -> list[FieldError]
     return errs
 
 
-def _validate_request(request: DeviceRequest, path: Path) -> list[FieldError]:
-    """``validateDeviceRequest``: a DNS-label name and exactly one of ``exactly`` / ``firstAvailable``."""
+def _validate_request(request: DeviceRequest, path: Path, old: DeviceRequest | None = None) -> list[FieldError]:
+    """``validateDeviceRequest``: a DNS-label name and exactly one of ``exactly`` / ``firstAvailable``.
+
+    ``old``: the stored request of that name (template update), for the capacity-name ratchet.
+    """
     errs = validate_dns1123_label(request.name, path.child("name"))
     has_first = bool(request.first_available)
     has_exactly = request.exactly is not None
@@ -244,29 +270,65 @@ def _validate_request(request: DeviceRequest, path: Path) -> list[FieldError]:
             validate_set(
                 request.first_available,
                 FIRST_AVAILABLE_MAX_SIZE,
-                _validate_sub_request,
+                lambda sub, p: _validate_sub_request(sub, p, _old_sub_capacity(old, sub.name)),
                 lambda s: s.name,
                 path.child("firstAvailable"),
             )
         )
     elif request.exactly is not None:
-        errs.extend(_validate_exact_request(request.exactly, path.child("exactly")))
+        old_capacity = old.exactly.capacity if old is not None and old.exactly is not None else None
+        errs.extend(_validate_exact_request(request.exactly, path.child("exactly"), old_capacity))
     return errs
 
 
-def _validate_exact_request(request: ExactDeviceRequest | DeviceSubRequest, path: Path) -> list[FieldError]:
-    """``validateExactDeviceRequest`` (``capacity`` and ``adminAccess`` are not validated here);
-    a subrequest shares these fields and these rules."""
+def _old_sub_capacity(old: DeviceRequest | None, name: str) -> CapacityRequirements | None:
+    if old is None:
+        return None
+    return next((sub.capacity for sub in old.first_available if sub.name == name), None)
+
+
+def _validate_exact_request(
+    request: ExactDeviceRequest | DeviceSubRequest, path: Path, old_capacity: CapacityRequirements | None = None
+) -> list[FieldError]:
+    """``validateExactDeviceRequest`` (``adminAccess`` is not validated here; ``capacity`` only by
+    1.38, its keys); a subrequest shares these fields and these rules."""
     errs = _validate_device_class_name(request.device_class_name, path.child("deviceClassName"))
     errs.extend(validate_selectors(request.selectors, path.child("selectors")))
     errs.extend(_validate_allocation_mode(request.allocation_mode, request.count, path))
     errs.extend(_validate_tolerations(request.tolerations, path.child("tolerations")))
+    errs.extend(_validate_capacity_requirements(request.capacity, old_capacity, path.child("capacity")))
     return errs
 
 
-def _validate_sub_request(sub: DeviceSubRequest, path: Path) -> list[FieldError]:
+def _validate_sub_request(
+    sub: DeviceSubRequest, path: Path, old_capacity: CapacityRequirements | None = None
+) -> list[FieldError]:
     """``validateDeviceSubRequest``: the exact-request rules plus a DNS-label name."""
-    return validate_dns1123_label(sub.name, path.child("name")) + _validate_exact_request(sub, path)
+    return validate_dns1123_label(sub.name, path.child("name")) + _validate_exact_request(sub, path, old_capacity)
+
+
+def _validate_capacity_requirements(
+    capacity: CapacityRequirements | None, old: CapacityRequirements | None, path: Path
+) -> list[FieldError]:
+    """``validateCapacityRequirements`` (1.38): the request names, unless a stored request kept them.
+
+    Amounts are not checked here (negative ones: see RULES.md).  ``<name>`` and ``<driver>/<name>``
+    are both fine — the allocator resolves the short form in the device's driver domain.
+    """
+    if capacity is None or not applies(CAPACITY_REQUEST_NAMES):
+        return []
+    if old is not None and old.requests == capacity.requests:
+        return []
+    return _validate_capacity_names(capacity.requests, path.child("requests"))
+
+
+def _validate_capacity_names(names: Mapping[str, object], path: Path) -> list[FieldError]:
+    """``validateCapacityNames``: every key a qualified name, errors at the map's own path."""
+    return validate_map(names, -1, _CAPACITY_KEY_TRUNCATE, validate_qualified_name, _no_value_check, path)
+
+
+def _no_value_check(value: object, path: Path) -> list[FieldError]:
+    return []
 
 
 def _validate_tolerations(tolerations: list[DeviceToleration], path: Path) -> list[FieldError]:
@@ -436,7 +498,7 @@ def _validate_allocation(allocation: AllocationResult, path: Path, names: Reques
 def _validate_allocation_result(
     result: DeviceRequestAllocationResult, path: Path, names: RequestNames
 ) -> list[FieldError]:
-    """``validateDeviceRequestAllocationResult`` (``consumedCapacity`` is not validated upstream)."""
+    """``validateDeviceRequestAllocationResult`` (``consumedCapacity``: its keys from 1.38 on)."""
     errs = _validate_request_ref(result.request, path.child("request"), names)
     errs.extend(validate_driver_name(result.driver, path.child("driver")))
     errs.extend(validate_pool_name(result.pool, path.child("pool")))
@@ -447,6 +509,8 @@ def _validate_allocation_result(
     errs.extend(_validate_tolerations(result.tolerations, path.child("tolerations")))
     if result.share_id is not None:
         errs.extend(validate_uid(result.share_id, path.child("shareID")))
+    if applies(CAPACITY_REQUEST_NAMES):
+        errs.extend(_validate_capacity_names(result.consumed_capacity, path.child("consumedCapacity")))
     return errs
 
 

@@ -1,8 +1,9 @@
-"""ResourceSlice validation (``ValidateResourceSlice`` / ``ValidateResourceSliceUpdate``, Kubernetes 1.36).
+"""ResourceSlice validation (``ValidateResourceSlice`` / ``ValidateResourceSliceUpdate``, Kubernetes 1.36
+plus the deltas of 1.37 and 1.38 in :mod:`.deltas`).
 
 Why each rule exists is in the docstrings; the order of checks follows upstream so the error list
 reads the same as the API server's: driver, pool, (update: immutability), node selection,
-sharedCounters-vs-devices, devices, sharedCounters.
+sharedCounters-vs-devices, devices (1.38: then every device's node selection), sharedCounters.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ from ..k8s import (
     not_found,
     required,
     too_long,
+)
+from .deltas import (
+    CAPACITY_RATCHET,
+    DEVICE_LIST_RATCHET,
+    DEVICE_NODE_SELECTOR_ONE_TERM,
+    SEMVER_18_DIGITS,
+    applies,
 )
 from .helpers import validate_map, validate_set, validate_slice
 from .meta import validate_object_meta, validate_object_meta_update
@@ -64,22 +72,24 @@ MAX_COUNTERS_PER_CONSUMPTION = 32
 _ATTRIBUTE_KEY_TRUNCATE = 63 + 1 + 32
 
 _SEMVER_RE_NUM = r"(0|[1-9]\d*)"
-_SEMVER_RE_PRE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+# 1.38: numbers of at most 18 digits, so that they fit an int64 (blang/semver, CEL)
+_SEMVER_RE_NUM_18 = r"(0|[1-9]\d{0,17})"
 _SEMVER_RE_BUILD = r"[0-9a-zA-Z-]+"
 
 
-def _semver_re() -> str:
+def _semver_re(num: str) -> str:
+    pre = "(" + num + r"|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
     return (
         "^"
-        + _SEMVER_RE_NUM
+        + num
         + r"\."
-        + _SEMVER_RE_NUM
+        + num
         + r"\."
-        + _SEMVER_RE_NUM
+        + num
         + "(-"
-        + _SEMVER_RE_PRE
+        + pre
         + r"(\."
-        + _SEMVER_RE_PRE
+        + pre
         + ")*)?"
         + r"(\+"
         + _SEMVER_RE_BUILD
@@ -90,7 +100,8 @@ def _semver_re() -> str:
     )
 
 
-_SEMVER = re.compile(_semver_re())
+_SEMVER = re.compile(_semver_re(_SEMVER_RE_NUM))
+_SEMVER_18 = re.compile(_semver_re(_SEMVER_RE_NUM_18))
 
 
 def validate_resource_slice(obj: ResourceSlice) -> list[FieldError]:
@@ -128,20 +139,7 @@ def validate_resource_slice_spec(
     if spec.shared_counters and spec.devices:
         errs.append(invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
 
-    max_devices = RESOURCE_SLICE_MAX_DEVICES
-    if any(d.taints or d.consumes_counters for d in spec.devices):
-        max_devices = RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS_OR_COUNTERS
-    old_devices = {d.name: d for d in old.devices} if old is not None else {}
-    per_device = bool(spec.per_device_node_selection)
-    errs.extend(
-        validate_set(
-            spec.devices,
-            max_devices,
-            lambda d, p: _validate_device(d, old_devices.get(d.name), p, per_device),
-            lambda d: d.name,
-            path.child("devices"),
-        )
-    )
+    errs.extend(_validate_devices(spec, old, path.child("devices")))
     errs.extend(
         validate_set(
             spec.shared_counters,
@@ -152,6 +150,43 @@ def validate_resource_slice_spec(
         )
     )
     return errs
+
+
+def _validate_devices(spec: ResourceSliceSpec, old: ResourceSliceSpec | None, path: Path) -> list[FieldError]:
+    """The device list, with the ratchets of the target.
+
+    1.36: every device re-validated on update, except unchanged taints; 1.37: unchanged capacity
+    maps are skipped too (kubernetes#140161); 1.38 (kubernetes#141644): an unchanged list is not
+    validated at all, a changed one entirely — and node selection, which also depends on
+    ``perDeviceNodeSelection``, is checked after the devices whenever either changed.
+    """
+    max_devices = RESOURCE_SLICE_MAX_DEVICES
+    if any(d.taints or d.consumes_counters for d in spec.devices):
+        max_devices = RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS_OR_COUNTERS
+    per_device = bool(spec.per_device_node_selection)
+    if applies(DEVICE_LIST_RATCHET):
+        changed = old is None or spec.devices != old.devices
+        errs: list[FieldError] = []
+        if changed:
+            errs = validate_set(
+                spec.devices,
+                max_devices,
+                lambda d, p: _validate_device(d, None, p, per_device, node_selection=False),
+                lambda d: d.name,
+                path,
+            )
+        if changed or (old is not None and spec.per_device_node_selection != old.per_device_node_selection):
+            for i, device in enumerate(spec.devices):
+                errs.extend(_validate_device_node_selection(device, path.index(i), per_device))
+        return errs
+    old_devices = {d.name: d for d in old.devices} if old is not None else {}
+    return validate_set(
+        spec.devices,
+        max_devices,
+        lambda d, p: _validate_device(d, old_devices.get(d.name), p, per_device),
+        lambda d: d.name,
+        path,
+    )
 
 
 def _validate_pool(pool: ResourcePool, path: Path) -> list[FieldError]:
@@ -221,19 +256,24 @@ def _validate_node_selection(spec: ResourceSliceSpec, path: Path) -> list[FieldE
 
 
 def _validate_device(
-    device: Device, old: Device | None, path: Path, per_device_node_selection: bool
+    device: Device, old: Device | None, path: Path, per_device_node_selection: bool, *, node_selection: bool = True
 ) -> list[FieldError]:
     """``validateDevice``: name, attribute/capacity budget and keys, request policies, taints,
-    counter consumption, per-device node selection and binding conditions."""
+    counter consumption, per-device node selection (unless the caller checks it: 1.38) and
+    binding conditions."""
     if old is None and _plainly_valid(device, per_device_node_selection):
         return []
-    return _validate_device_rules(device, old, path, per_device_node_selection)
+    return _validate_device_rules(device, old, path, per_device_node_selection, node_selection=node_selection)
 
 
 def _validate_device_rules(
-    device: Device, old: Device | None, path: Path, per_device_node_selection: bool
+    device: Device, old: Device | None, path: Path, per_device_node_selection: bool, *, node_selection: bool = True
 ) -> list[FieldError]:
-    """The device's rules the long way, every field path built (what the fast path stands in for)."""
+    """The device's rules the long way, every field path built (what the fast path stands in for).
+
+    ``old``: the stored device of that name on update — its unchanged taints (all targets) and
+    unchanged capacity map (1.37+) are not re-validated.
+    """
     errs = validate_dns1123_label(device.name, path.child("name"))
     total = len(device.attributes) + len(device.capacity)
     if total > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
@@ -254,7 +294,7 @@ def _validate_device_rules(
             path.child("attributes"),
         )
     )
-    if old is None or old.capacity != device.capacity:
+    if old is None or old.capacity != device.capacity or not applies(CAPACITY_RATCHET):
         item = (
             validate_multi_allocatable_capacity
             if device.allow_multiple_allocations
@@ -285,7 +325,8 @@ def _validate_device_rules(
             path.child("consumesCounters"),
         )
     )
-    errs.extend(_validate_device_node_selection(device, path, per_device_node_selection))
+    if node_selection:
+        errs.extend(_validate_device_node_selection(device, path, per_device_node_selection))
     errs.extend(
         validate_binding_parameters(device.binding_conditions, device.binding_failure_conditions, path)
     )
@@ -383,6 +424,16 @@ def _validate_device_node_selection(device: Device, path: Path, per_device: bool
         if device.node_selector is not None:
             set_fields.append("`nodeSelector`")
             errs.extend(validate_node_selector(device.node_selector, path.child("nodeSelector")))
+            terms = device.node_selector.node_selector_terms
+            if len(terms) != 1 and applies(DEVICE_NODE_SELECTOR_ONE_TERM):
+                # as for spec.nodeSelector: the allocator can only merge single-term selectors
+                errs.append(
+                    invalid(
+                        path.child("nodeSelector", "nodeSelectorTerms"),
+                        [t.model_dump(by_alias=True, exclude_defaults=True) for t in terms],
+                        "must have exactly one node selector term",
+                    )
+                )
         if device.all_nodes is not None:
             if device.all_nodes:
                 set_fields.append("`allNodes`")
@@ -456,8 +507,14 @@ def _string_value_errors(value: str, path: Path) -> list[FieldError]:
 
 
 def _version_value_errors(value: str, path: Path) -> list[FieldError]:
+    """Semantic versions; from 1.38 on, numbers have at most 18 digits (they must fit an int64)."""
     errs: list[FieldError] = []
-    if not _SEMVER.match(value):
+    if applies(SEMVER_18_DIGITS):
+        if not _SEMVER_18.match(value):
+            errs.append(
+                invalid(path, value, "must be a string compatible with semver.org spec 2.0.0, with at most 18 digits in numbers")
+            )
+    elif not _SEMVER.match(value):
         errs.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
     if byte_len(value) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
         errs.append(_too_long(path))

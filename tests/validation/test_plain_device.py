@@ -114,7 +114,7 @@ def test_the_spec_validator_takes_the_fast_path_for_plain_devices(monkeypatch: A
     calls: list[str] = []
     real = resourceslice._validate_device_rules
     monkeypatch.setattr(resourceslice, "_validate_device_rules",
-                        lambda d, o, p, s: calls.append(d.name) or real(d, o, p, s))
+                        lambda d, o, p, s, **kw: calls.append(d.name) or real(d, o, p, s, **kw))
     raw = rslice([{"name": "gpu-0", "attributes": {"model": {"string": "h100"}}},
                   {"name": "gpu-1", "attributes": {"model": {"string": "x" * 65}}}])
     from draguard.k8s.models import ResourceSliceSpec
