@@ -32,11 +32,13 @@ from ..k8s import (
     parse_quantity,
     structural_pass,
 )
+from ..k8s.models import DeviceTaintRule
 from .celdevice import cel_device_error
 from .node_match import match_node_selector
 from .profiles import ProfileIndex
 from .records import DeviceRecord, NodeGroup, NodeInfo, PoolKey, PoolRecord
 from .snapshot import Inventory
+from .taintrules import rule_taints, rules_apply
 
 __all__ = ["POTENTIAL_ANNOTATION", "InventoryBuilder", "build_inventory", "is_potential"]
 
@@ -56,7 +58,8 @@ _Reach = tuple[str, Any]  # ("node", name) | ("all", None) | ("selector", NodeSe
 
 
 _Decoded = tuple[str, Any] | None
-"""("Node", (name, NodeInfo)) | ("DeviceClass", model) | ("ResourceSlice", _Slice) | None (skipped)."""
+"""("Node", (name, NodeInfo)) | ("DeviceClass", model) | ("ResourceSlice", _Slice) |
+("DeviceTaintRule", model) | None (skipped)."""
 
 
 def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> _Decoded:
@@ -64,7 +67,7 @@ def _decode_one(raw: Mapping[str, Any], target: Target, parts: _SharedParts) -> 
     try:
         if kind == "Node":
             return _decode_node(raw, parts)
-        if kind not in ("DeviceClass", "ResourceSlice"):
+        if kind not in ("DeviceClass", "ResourceSlice", "DeviceTaintRule"):
             return None
         model = structural_pass(kind, dict(raw), target=target).model
     except (ValidationError, ValueError, TypeError, AttributeError):
@@ -78,6 +81,8 @@ def _from_model(model: Any, parts: _SharedParts) -> _Decoded:
         return ("DeviceClass", model)
     if isinstance(model, ResourceSlice):
         return ("ResourceSlice", _summarize(model, parts))
+    if isinstance(model, DeviceTaintRule):
+        return ("DeviceTaintRule", model)
     return None
 
 
@@ -354,6 +359,18 @@ class _SharedParts:
         return got
 
 
+def _with_taints(body: _Body, extra: tuple[DeviceTaint, ...],
+                 seen: dict[tuple[str, tuple[DeviceTaint, ...]], _Body]) -> _Body:
+    """``body`` with the taints of DeviceTaintRules appended after the slice's own (the tracker's
+    order), one object per (body, taints) in a build: its text differs from the untainted body's,
+    so tainted devices get profiles of their own."""
+    got = seen.get((body.text, extra))
+    if got is None:
+        text = body.text + "\x00rules:" + "\x00".join(t.model_dump_json(by_alias=True) for t in extra)
+        got = seen[(body.text, extra)] = body._replace(text=text, taints=body.taints + extra)
+    return got
+
+
 def _prepare(driver: str, dev: Device, reach: _Reach, parts: _SharedParts) -> _SliceDevice:
     raw_attrs, attrs, broken = _qualified_attributes(driver, dev, parts)
     body_text = driver + "\x00" + dev.model_dump_json(
@@ -400,6 +417,8 @@ class InventoryBuilder:
         self._adopted: dict[tuple[str, str], tuple[Mapping[str, Any], Any]] = {}
         """(kind, name) → the latest adopted object of that name and its model (:meth:`adopt`)."""
         self._parts = _SharedParts()
+        self._rules: list[DeviceTaintRule] = []
+        """The DeviceTaintRules of the last build's objects (applied when the target's gate is on)."""
         self.decoded_objects = 0
         """How many objects the last :meth:`build` decoded (the rest were reused)."""
 
@@ -422,6 +441,8 @@ class InventoryBuilder:
         potential_slices: set[int] = set()
         potential_devices: set[int] = set()
         classes, slices, nodes, infos = self._decode_all(objects, potential_nodes, potential_slices)
+        rules = self._rules if rules_apply(self.target) else []
+        tainted: dict[tuple[str, tuple[DeviceTaint, ...]], _Body] = {}
         self._parts.keep_only({d.body.text for sl in slices for d in sl.devices})
         self._parts.forget_values()
         pools_slices = _newest_generations(slices)
@@ -434,6 +455,8 @@ class InventoryBuilder:
             driver, pool_name = key
             for sl in pools_slices[key]:
                 for dev in sl.devices:
+                    if rules and (extra := rule_taints(rules, driver, pool_name, dev.name, self.target)):
+                        dev = dev._replace(body=_with_taints(dev.body, extra, tainted))
                     kind_reach = dev.reach
                     shape, body_id = shapes.of(dev, driver)
                     node_label = kind_reach[1] if kind_reach[0] == "node" else pool_name
@@ -468,6 +491,7 @@ class InventoryBuilder:
         nodes: dict[str, Mapping[str, str]] = {}
         infos: dict[str, NodeInfo] = {}
         decoded_next: dict[tuple[str, str, str], _Decoded] = {}
+        rules: dict[str, DeviceTaintRule] = {}
         self.decoded_objects = 0
         for raw in objects:
             if not isinstance(raw, Mapping):
@@ -493,12 +517,15 @@ class InventoryBuilder:
                     potential_nodes.add(value[0])
             elif kind == "DeviceClass":
                 classes[value.metadata.name] = value
+            elif kind == "DeviceTaintRule":
+                rules[value.metadata.name or f"<unnamed {len(rules)}>"] = value  # a later one of a name replaces it
             else:
                 slices.append(value)
                 if is_potential(raw):
                     potential_slices.add(id(value))
         self._decoded = decoded_next
         self._adopted = {}
+        self._rules = [rules[name] for name in sorted(rules)]
         if len(self._parts.nodes) > 2 * len(infos) + 64:  # forget infos of nodes gone
             live = {id(i) for i in infos.values()}
             self._parts.nodes = {k: v for k, v in self._parts.nodes.items() if id(v) in live}

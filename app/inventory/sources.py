@@ -21,6 +21,7 @@ A path that does not exist is a usage error (exit 2) in both.
 from __future__ import annotations
 
 import time
+from types import MappingProxyType
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -142,7 +143,7 @@ class StaticInventory:
         interning tables and the load time are not part of it."""
         return {"paths": self.paths, "findings": self._findings, "objects": self._objects,
                 "claims": self._claims, "templates": self._templates, "snapshot": self._snapshot,
-                "target": self.target}
+                "target": (self.target.version, dict(self.target.overrides))}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.paths = state["paths"]
@@ -151,7 +152,8 @@ class StaticInventory:
         self._claims = state["claims"]
         self._templates = state["templates"]
         self._snapshot = state["snapshot"]
-        self.target = state.get("target", DEFAULT_TARGET)
+        version, overrides = state.get("target", (DEFAULT_TARGET.version, {}))
+        self.target = Target(version, MappingProxyType(dict(overrides)))
         self._other_targets = {}
         self._reducer = ClaimReducer()
         self._loaded_at = time.monotonic()

@@ -31,6 +31,7 @@ __all__ = [
     "DRA_KINDS",
     "INVENTORY_KINDS",
     "MAX_DOCUMENTS",
+    "NOT_CHECKED_KINDS",
     "DecodeResult",
     "Document",
     "Position",
@@ -39,11 +40,17 @@ __all__ = [
     "shift_result",
 ]
 
-DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass"})
-"""The kinds of ``resource.k8s.io`` draguard checks as objects of their own."""
+DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass", "DeviceTaintRule"})
+"""The kinds of ``resource.k8s.io`` draguard checks as objects of their own (DeviceTaintRule:
+v1alpha3/v1beta2 before 1.37, v1 from 1.37; its taints join the inventory)."""
+NOT_CHECKED_KINDS = frozenset({"ResourcePoolStatusRequest", "Workload", "PodGroup"})
+"""Kinds draguard recognises but does not check in depth: ``resource.k8s.io/v1alpha3``
+ResourcePoolStatusRequest (only its name is validated) and ``scheduling.k8s.io`` Workload and
+PodGroup (v1alpha1 in 1.35, v1alpha2 in 1.36, v1beta1 from 1.37; gang scheduling is not modelled).
+Never an error about the kind: reported as not checked (skipped) unless a cheap rule fails."""
 CHECKED_KINDS = DRA_KINDS | WORKLOAD_KIND_NAMES
 """Every kind draguard checks: the DRA kinds and the kinds that carry pods (Pod, Deployment, …)."""
-INVENTORY_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node", "Namespace"})
+INVENTORY_KINDS = frozenset({"DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node", "Namespace"})
 MAX_DOCUMENTS = 10_000
 
 Position = tuple[int, int]

@@ -24,7 +24,15 @@ from typing import Any
 from .features import Target
 from .field import Path
 
-__all__ = ["DroppedField", "GatedGroup", "drop_disabled_fields", "gated_groups", "has_disabled_fields"]
+__all__ = [
+    "DroppedField",
+    "GatedGroup",
+    "drop_disabled_fields",
+    "gated_groups",
+    "has_disabled_fields",
+    "pop_present_fields",
+    "present_fields",
+]
 
 Pattern = tuple[str, ...]
 
@@ -74,11 +82,21 @@ _SLICE: tuple[GatedGroup, ...] = (
         ("DRAConsumableCapacity",),
         (_p("spec.devices.[].allowMultipleAllocations"), _p("spec.devices.[].capacity.{}.requestPolicy")),
     ),
-    GatedGroup(("DRANodeAllocatableResources",), (_p("spec.devices.[].nodeAllocatableResourceMappings"),)),
+    # 1.37 (dropDisabledDRADeviceCompatibilityGroupsFields)
+    GatedGroup(("DRADeviceCompatibilityGroups",), (_p("spec.devices.[].consumesCounters.[].compatibilityGroups"),)),
+    # 1.36's name and 1.37's: only the one the target's schema has can be present here
+    # (app.k8s.versions.absent_fields removes the other first, as an unknown field)
+    GatedGroup(
+        ("DRANodeAllocatableResources",),
+        (_p("spec.devices.[].nodeAllocatableResourceMappings"), _p("spec.devices.[].nodeAllocatableResources")),
+    ),
     GatedGroup(
         ("DRAListTypeAttributes",),
         tuple(_p(f"spec.devices.[].attributes.{{}}.{name}") for name in ("bools", "ints", "strings", "versions")),
     ),
+    # 1.37: dropDisabledDRAPartitionableDevicesTypeFields, dropDisabledDRAOptionalNodeOperationsFields
+    GatedGroup(("DRAPartitionableDevicesType",), (_p("spec.partitionTypeAttribute"),)),
+    GatedGroup(("DRAOptionalNodeOperations",), (_p("spec.skipNodeOperations"),)),
 )
 
 
@@ -99,6 +117,13 @@ def _claim_groups(base: str) -> tuple[GatedGroup, ...]:
                 _p(f"{base}.devices.constraints.[].distinctAttribute"),
                 _p(f"{base}.devices.requests.[].exactly.capacity"),
                 _p(f"{base}.devices.requests.[].firstAvailable.[].capacity"),
+            ),
+        ),
+        GatedGroup(  # 1.37: dropDisabledDRADerivedAttributesFields
+            ("DRADerivedAttributes",),
+            (
+                _p(f"{base}.devices.requests.[].exactly.derivedAttributes"),
+                _p(f"{base}.devices.requests.[].firstAvailable.[].derivedAttributes"),
             ),
         ),
     )
@@ -322,3 +347,21 @@ def drop_disabled_fields(
                 if _in_use(value) or value == {}:
                     dropped.append(DroppedField(_path(where, key), gate))
     return dropped
+
+
+def present_fields(obj: Any, patterns: tuple[str, ...]) -> list[list[Path]]:
+    """Per dotted pattern (``spec.devices.[].basic.x``), the paths of the fields present in ``obj``,
+    in document order — the same walk that finds gated fields (``obj`` is not touched)."""
+    group = GatedGroup((), tuple(_p(p) for p in patterns))
+    return [[_path(where, key) for _, key, where in matches] for matches in _find(obj, group)]
+
+
+def pop_present_fields(obj: Any, patterns: tuple[str, ...]) -> int:
+    """Remove, in place, every field of ``obj`` the dotted ``patterns`` name; how many went."""
+    group = GatedGroup((), tuple(_p(p) for p in patterns))
+    removed = 0
+    for matches in _find(obj, group):
+        for container, key, _ in matches:
+            container.pop(key, None)
+            removed += 1
+    return removed

@@ -46,14 +46,21 @@ __all__ = [
     "DeviceClaim",
     "DeviceClass",
     "DeviceConstraint",
+    "DeviceDerivedAttribute",
     "DeviceRequest",
     "DeviceSelector",
     "DeviceSubRequest",
     "DeviceTaint",
+    "DeviceTaintRule",
+    "DeviceTaintRuleSpec",
+    "DeviceTaintSelector",
     "DeviceToleration",
     "ExactDeviceRequest",
     "Namespace",
     "Node",
+    "NodeAllocatableMapping",
+    "NodeAllocatableOverhead",
+    "NodeAllocatableResource",
     "NodeAllocatableResourceMapping",
     "NodeSelector",
     "ObjectMeta",
@@ -256,6 +263,8 @@ class CounterSet(_Model):
 class DeviceCounterConsumption(_Model):
     counter_set: str = Field("", alias="counterSet")
     counters: dict[str, Counter] = Field(default_factory=dict)
+    # DRADeviceCompatibilityGroups (alpha, 1.37+)
+    compatibility_groups: list[str] = Field(default_factory=empty_list, alias="compatibilityGroups")
 
 
 class DeviceTaint(_Model):
@@ -270,6 +279,28 @@ class NodeAllocatableResourceMapping(_Model):
 
     capacity_key: str | None = Field(None, alias="capacityKey")
     allocation_multiplier: QuantityField | None = Field(None, alias="allocationMultiplier")
+
+
+class NodeAllocatableMapping(_Model):
+    """``nodeAllocatableResources[*].mapping`` (1.37+): the device models the resource itself."""
+
+    capacity_key: str | None = Field(None, alias="capacityKey")
+    capacity_multiplier: QuantityField | None = Field(None, alias="capacityMultiplier")
+    device_multiplier: QuantityField | None = Field(None, alias="deviceMultiplier")
+
+
+class NodeAllocatableOverhead(_Model):
+    """``nodeAllocatableResources[*].overhead`` (1.37+): what allocating the device costs the node."""
+
+    per_pod: QuantityField | None = Field(None, alias="perPod")
+    per_container: QuantityField | None = Field(None, alias="perContainer")
+
+
+class NodeAllocatableResource(_Model):
+    """One entry of ``nodeAllocatableResources`` (1.37's replacement of 1.36's ``nodeAllocatableResourceMappings``)."""
+
+    mapping: NodeAllocatableMapping | None = None
+    overhead: NodeAllocatableOverhead | None = None
 
 
 class Device(_Model):
@@ -287,7 +318,10 @@ class Device(_Model):
     allow_multiple_allocations: bool | None = Field(None, alias="allowMultipleAllocations")
     node_allocatable_resource_mappings: dict[str, NodeAllocatableResourceMapping] = Field(
         default_factory=dict, alias="nodeAllocatableResourceMappings"
-    )
+    )  # 1.36 only (app.k8s.versions.ABSENT_FIELDS)
+    node_allocatable_resources: dict[str, NodeAllocatableResource] = Field(
+        default_factory=dict, alias="nodeAllocatableResources"
+    )  # 1.37+
 
 
 class ResourcePool(_Model):
@@ -305,6 +339,9 @@ class ResourceSliceSpec(_Model):
     per_device_node_selection: bool | None = Field(None, alias="perDeviceNodeSelection")
     devices: list[Device] = Field(default_factory=empty_list)
     shared_counters: list[CounterSet] = Field(default_factory=empty_list, alias="sharedCounters")
+    # 1.37+: DRAPartitionableDevicesType, DRAOptionalNodeOperations
+    partition_type_attribute: str | None = Field(None, alias="partitionTypeAttribute")
+    skip_node_operations: list[str] = Field(default_factory=empty_list, alias="skipNodeOperations")
 
 
 class ResourceSlice(_Model):
@@ -327,6 +364,13 @@ class CapacityRequirements(_Model):
     requests: dict[str, QuantityField] = Field(default_factory=dict)
 
 
+class DeviceDerivedAttribute(_Model):
+    """A request's virtual attribute computed by CEL (DRADerivedAttributes, alpha, 1.37+)."""
+
+    name: str = ""
+    expression: str = ""
+
+
 class ExactDeviceRequest(_Model):
     device_class_name: str = Field("", alias="deviceClassName")
     selectors: list[DeviceSelector] = Field(default_factory=empty_list)
@@ -335,6 +379,7 @@ class ExactDeviceRequest(_Model):
     admin_access: bool | None = Field(None, alias="adminAccess")
     tolerations: list[DeviceToleration] = Field(default_factory=empty_list)
     capacity: CapacityRequirements | None = None
+    derived_attributes: list[DeviceDerivedAttribute] = Field(default_factory=empty_list, alias="derivedAttributes")
 
 
 class DeviceSubRequest(_Model):
@@ -345,6 +390,7 @@ class DeviceSubRequest(_Model):
     count: int = 0
     tolerations: list[DeviceToleration] = Field(default_factory=empty_list)
     capacity: CapacityRequirements | None = None
+    derived_attributes: list[DeviceDerivedAttribute] = Field(default_factory=empty_list, alias="derivedAttributes")
 
 
 class DeviceRequest(_Model):
@@ -385,6 +431,7 @@ class DeviceRequestAllocationResult(_Model):
     binding_failure_conditions: list[str] = Field(default_factory=empty_list, alias="bindingFailureConditions")
     share_id: str | None = Field(None, alias="shareID")
     consumed_capacity: dict[str, QuantityField] = Field(default_factory=dict, alias="consumedCapacity")
+    skip_node_operations: list[str] = Field(default_factory=empty_list, alias="skipNodeOperations")  # 1.37+
 
 
 class DeviceAllocationConfiguration(_Model):
@@ -453,6 +500,37 @@ class ResourceClaimTemplate(_Model):
     spec: ResourceClaimTemplateSpec = Field(default_factory=ResourceClaimTemplateSpec)
 
 
+# ---------------------------------------------------------------------------- DeviceTaintRule
+class DeviceTaintSelector(_Model):
+    """Which devices a DeviceTaintRule taints: all criteria set must match (none set: every device)."""
+
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    # Kubernetes 1.34 only (v1alpha3; tombstoned in 1.35: app.k8s.versions.ABSENT_FIELDS); never evaluated
+    device_class_name: str | None = Field(None, alias="deviceClassName")
+    selectors: list[Any] | None = None
+
+
+class DeviceTaintRuleSpec(_Model):
+    device_selector: DeviceTaintSelector | None = Field(None, alias="deviceSelector")
+    taint: DeviceTaint = Field(default_factory=DeviceTaint)
+
+
+class DeviceTaintRuleStatus(_Model):
+    conditions: list[dict[str, Any]] = Field(default_factory=empty_list)
+
+
+class DeviceTaintRule(_Model):
+    """``resource.k8s.io`` DeviceTaintRule (v1alpha3 1.33+, v1beta2 1.36+, v1 1.37+; one shape)."""
+
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: DeviceTaintRuleSpec = Field(default_factory=DeviceTaintRuleSpec)
+    status: DeviceTaintRuleStatus | None = None
+
+
 # ---------------------------------------------------------------------------- core (partial)
 class LooseMeta(_Loose):
     name: str | None = None
@@ -508,11 +586,15 @@ class Namespace(_Loose):
     metadata: LooseMeta = Field(default_factory=LooseMeta)
 
 
-DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
+DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate | DeviceTaintRule
 
-KIND_MODELS: dict[str, type[DeviceClass] | type[ResourceSlice] | type[ResourceClaim] | type[ResourceClaimTemplate]] = {
+KIND_MODELS: dict[
+    str,
+    type[DeviceClass] | type[ResourceSlice] | type[ResourceClaim] | type[ResourceClaimTemplate] | type[DeviceTaintRule],
+] = {
     "DeviceClass": DeviceClass,
     "ResourceSlice": ResourceSlice,
     "ResourceClaim": ResourceClaim,
     "ResourceClaimTemplate": ResourceClaimTemplate,
+    "DeviceTaintRule": DeviceTaintRule,
 }

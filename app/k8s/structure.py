@@ -25,10 +25,11 @@ from pydantic import BaseModel, ValidationError
 
 from .features import DEFAULT_TARGET, Target
 from .field import ErrorType, FieldError, Path
-from .gated import DroppedField, drop_disabled_fields, has_disabled_fields
+from .gated import DroppedField, drop_disabled_fields, has_disabled_fields, pop_present_fields, present_fields
 from .models import (
     KIND_MODELS,
     DeviceClass,
+    DeviceTaintRule,
     DRAObject,
     ResourceClaim,
     ResourceClaimTemplate,
@@ -36,11 +37,12 @@ from .models import (
 )
 from .tree import deep_copy
 from .versions import (
-    SERVED_VERSIONS,
     V1BETA1,
+    absent_fields,
     claim_requests,
     default_request,
     deprecation_warning,
+    served_versions,
     unsupported_version_message,
     v1beta1_defaults,
     v1beta1_to_v1,
@@ -48,7 +50,7 @@ from .versions import (
 
 __all__ = ["DEFAULT_TARGET", "Structural", "apply_defaults", "loc_to_path", "structural_pass", "to_internal_shape"]
 
-DRA_MODEL_TYPES = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
+DRA_MODEL_TYPES = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule)
 _V1BETA1_MODELS: dict[str, type[BaseModel]] | None = None
 
 
@@ -95,6 +97,9 @@ class Structural:
     api_version: str = ""
     deprecation: str | None = None  # the API server's deprecation warning for a beta version
     dropped: list[DroppedField] = field(default_factory=list)  # v1-shaped paths
+    not_in_version: dict[str, str] = field(default_factory=dict)
+    """Unknown fields that are unknown only to the target's Kubernetes minor (path → "added in
+    Kubernetes 1.37"…): the field exists in another supported minor (:func:`~app.k8s.versions.absent_fields`)."""
 
 
 def apply_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +224,7 @@ def loc_to_path(model: type[BaseModel], loc: Iterable[str | int], base: Path | N
 
 # ---------------------------------------------------------------------------- decode
 def _versioned_model(kind: str, api_version: str) -> type[BaseModel]:
-    if api_version == V1BETA1:
+    if api_version == V1BETA1 and kind != "DeviceTaintRule":
         return _v1beta1_models().get(kind, KIND_MODELS[kind])
     return KIND_MODELS[kind]
 
@@ -252,8 +257,10 @@ def structural_pass(
     is cleared.  The returned model is what validation sees.
     """
     api_version = obj.get("apiVersion")
-    if api_version not in SERVED_VERSIONS or not isinstance(api_version, str):
-        return Structural(model=None, api_version_error=unsupported_version_message(api_version, kind))
+    served = served_versions(kind, target.version)
+    if api_version not in served or not isinstance(api_version, str):
+        return Structural(model=None, api_version_error=unsupported_version_message(api_version, kind, served,
+                                                                                  target.version))
     versioned_cls = _versioned_model(kind, api_version)
     # ``data`` is ours to change once ``owned``; until then it is the caller's object
     owned = True
@@ -273,32 +280,44 @@ def structural_pass(
     unknown: list[Path] = []
     type_errors: list[FieldError] = []
     unknown_raw: list[list[str | int]] = []
+    absent = absent_fields(kind, api_version, target.version)
+    not_in_version: dict[str, str] = {}
+    if absent:
+        for (_, why), found in zip(absent, present_fields(data, tuple(p for p, _ in absent)), strict=True):
+            for path in found:
+                unknown.append(path)
+                not_in_version[str(path)] = why
     for err in errors:
         path, raw = loc_to_path(versioned_cls, err["loc"])
+        if not_in_version and _under_any(str(path), not_in_version):
+            continue  # inside a field this version does not have: that field is the one error
         if err["type"] == "extra_forbidden":
             unknown.append(path)
             unknown_raw.append(raw)
             continue
         type_errors.append(type_error(path, err))
     result = Structural(
-        model=None, unknown_fields=unknown, type_errors=type_errors, api_version=api_version, deprecation=deprecation
+        model=None, unknown_fields=unknown, type_errors=type_errors, api_version=api_version, deprecation=deprecation,
+        not_in_version=not_in_version,
     )
     if type_errors:
         return result
-    changed = bool(unknown_raw) or api_version == V1BETA1
-    if unknown_raw:
+    changed = bool(unknown_raw) or bool(not_in_version) or api_version == V1BETA1
+    if unknown_raw or not_in_version:
         if not owned:
             data, owned = deep_copy(data), True
         for raw in unknown_raw:
             _delete(data, raw)
+        if not_in_version:
+            pop_present_fields(data, tuple(p for p, _ in absent))
     if api_version == V1BETA1:
         data = v1beta1_to_v1(kind, data)
     if owned or has_disabled_fields(kind, data, target, old):
         if not owned:
             data, owned = deep_copy(data), True
         result.dropped = drop_disabled_fields(kind, data, target, old)
-    if create and kind == "ResourceClaim" and data.get("status") is not None:
-        data.pop("status")
+    if create and kind in ("ResourceClaim", "DeviceTaintRule") and data.get("status") is not None:
+        data.pop("status")  # (a top level of its own: _defaulted_view's or a copy)
         changed = True
     changed = changed or bool(result.dropped)
     if not changed and isinstance(first, DRA_MODEL_TYPES):
@@ -309,6 +328,10 @@ def structural_pass(
     except ValidationError:  # pragma: no cover - only unknown fields were wrong
         result.model = None
     return result
+
+
+def _under_any(path: str, prefixes: dict[str, str]) -> bool:
+    return any(path == p or path.startswith((p + ".", p + "[")) for p in prefixes)
 
 
 def type_error(path: Path, err: Any) -> FieldError:

@@ -22,10 +22,12 @@ from .models import (
     DeviceClaimConfiguration,
     DeviceConstraint,
     DeviceCounterConsumption,
+    DeviceDerivedAttribute,
     DeviceSelector,
     DeviceSubRequest,
     DeviceTaint,
     DeviceToleration,
+    NodeAllocatableResource,
     NodeAllocatableResourceMapping,
     NodeSelector,
     ObjectMeta,
@@ -60,7 +62,10 @@ class BasicDevice(_Model):
     allow_multiple_allocations: bool | None = Field(None, alias="allowMultipleAllocations")
     node_allocatable_resource_mappings: dict[str, NodeAllocatableResourceMapping] = Field(
         default_factory=dict, alias="nodeAllocatableResourceMappings"
-    )
+    )  # 1.36 only
+    node_allocatable_resources: dict[str, NodeAllocatableResource] = Field(
+        default_factory=dict, alias="nodeAllocatableResources"
+    )  # 1.37+
 
 
 class V1Beta1Device(_Model):
@@ -77,6 +82,8 @@ class V1Beta1ResourceSliceSpec(_Model):
     per_device_node_selection: bool | None = Field(None, alias="perDeviceNodeSelection")
     devices: list[V1Beta1Device] = Field(default_factory=list)
     shared_counters: list[CounterSet] = Field(default_factory=list, alias="sharedCounters")
+    partition_type_attribute: str | None = Field(None, alias="partitionTypeAttribute")  # 1.37+
+    skip_node_operations: list[str] = Field(default_factory=list, alias="skipNodeOperations")  # 1.37+
 
 
 class V1Beta1ResourceSlice(_Model):
@@ -98,6 +105,7 @@ class V1Beta1DeviceRequest(_Model):
     first_available: list[DeviceSubRequest] = Field(default_factory=list, alias="firstAvailable")
     tolerations: list[DeviceToleration] | None = None
     capacity: CapacityRequirements | None = None
+    derived_attributes: list[DeviceDerivedAttribute] | None = Field(None, alias="derivedAttributes")  # 1.37+
 
 
 class V1Beta1DeviceClaim(_Model):

@@ -28,11 +28,14 @@ __all__ = [
     "API_GROUP",
     "SERVED_VERSIONS",
     "V1",
+    "V1ALPHA3",
     "V1BETA1",
     "V1BETA2",
+    "absent_fields",
     "claim_requests",
     "default_request",
     "deprecation_warning",
+    "served_versions",
     "source_path",
     "unsupported_version_message",
     "v1beta1_defaults",
@@ -44,6 +47,8 @@ V1 = f"{API_GROUP}/v1"
 V1BETA1 = f"{API_GROUP}/v1beta1"
 V1BETA2 = f"{API_GROUP}/v1beta2"
 SERVED_VERSIONS = (V1, V1BETA2, V1BETA1)
+V1ALPHA3 = f"{API_GROUP}/v1alpha3"
+_KIND_VERSIONS_ALL: dict[str, tuple[str, ...]] = {"DeviceTaintRule": (V1, V1BETA2, V1ALPHA3)}
 
 # the API server's own warning text (the type's prerelease lifecycle), the same for 1.34–1.36
 _DEPRECATED = {
@@ -52,20 +57,28 @@ _DEPRECATED = {
 }
 
 # v1beta1 request fields that v1 keeps under ``exactly`` (conversion.go: hasAnyMainRequestFieldsSet)
-EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity",
+                "derivedAttributes")
 
 
 def deprecation_warning(api_version: str, kind: str) -> str | None:
-    """``resource.k8s.io/v1beta1 ResourceClaim is deprecated in v1.35+, unavailable in v1.38+``."""
+    """``resource.k8s.io/v1beta1 ResourceClaim is deprecated in v1.35+, unavailable in v1.38+``.
+
+    DeviceTaintRule's v1beta2 came in 1.36 (deprecated from 1.39 on): no warning up to 1.38."""
+    if kind == "DeviceTaintRule":
+        return None
     when = _DEPRECATED.get(api_version)
     if when is None:
         return None
     return f"{api_version} {kind} is deprecated in {when[0]}+, unavailable in {when[1]}+"
 
 
-def unsupported_version_message(api_version: object, kind: str) -> str:
+def unsupported_version_message(api_version: object, kind: str, served_in: tuple[str, ...] = SERVED_VERSIONS,
+                                version: str = "") -> str:
     """What to say about an apiVersion the API server does not serve for ``kind``."""
-    served = ", ".join(SERVED_VERSIONS)
+    served = ", ".join(served_in)
+    if version and served_in and isinstance(api_version, str) and api_version in _KIND_VERSIONS_ALL.get(kind, ()):
+        return f"apiVersion {api_version!r}: Kubernetes {version} does not serve {kind} in it; use one of: {served}"
     if api_version is None or api_version == "":
         return f"apiVersion is missing; {kind} is served as {served}"
     if not isinstance(api_version, str):
@@ -166,6 +179,7 @@ def _any_exact_field_set(flat: dict[str, Any]) -> bool:
         or flat.get("adminAccess") is not None
         or flat.get("tolerations") is not None
         or flat.get("capacity") is not None
+        or flat.get("derivedAttributes") is not None
     )
 
 
@@ -187,3 +201,92 @@ def source_path(kind: str, api_version: str, path: Path) -> Path:
     if is_claim and names[:n] == prefix and len(segs) > n + 1 and names[n + 1] == "exactly":
         return Path((*segs[: n + 1], *segs[n + 2 :]))
     return path
+
+
+# ---------------------------------------------------------------------------- fields per version
+# Fields that exist only in some Kubernetes minors (``k8s.io/api`` ``resource/*/types.go`` of
+# v0.36.3, v0.37.2 and v0.38.0-beta.0 diffed field by field).  Everything the pydantic models
+# hold is the union of the supported minors; a field outside its minors is not in that API
+# server's schema, so strict decoding rejects it ("unknown field") — unlike a field that exists
+# but whose gate is off, which is dropped (:mod:`app.k8s.gated`).  Patterns are v1-shaped, ``[]``
+# for every list item, ``{}`` for every map value; (pattern, first minor, last minor), None = open.
+# Only the fields added or removed after 1.36 are listed: 1.34/1.35 keep treating 1.36's
+# additions as gated fields whose gate does not exist there (dropped), as before.
+_SLICE_FIELDS: tuple[tuple[str, str | None, str | None], ...] = (
+    ("spec.partitionTypeAttribute", "1.37", None),
+    ("spec.skipNodeOperations", "1.37", None),
+    ("spec.devices.[].consumesCounters.[].compatibilityGroups", "1.37", None),
+    ("spec.devices.[].nodeAllocatableResources", "1.37", None),
+    ("spec.devices.[].nodeAllocatableResourceMappings", None, "1.36"),  # renamed in 1.37
+)
+
+
+def _claim_fields(base: str) -> tuple[tuple[str, str | None, str | None], ...]:
+    return (
+        (f"{base}.devices.requests.[].exactly.derivedAttributes", "1.37", None),
+        (f"{base}.devices.requests.[].firstAvailable.[].derivedAttributes", "1.37", None),
+    )
+
+
+_VERSIONED_FIELDS: dict[str, tuple[tuple[str, str | None, str | None], ...]] = {
+    "ResourceSlice": _SLICE_FIELDS,
+    "ResourceClaim": (
+        *_claim_fields("spec"),
+        ("status.allocation.devices.results.[].skipNodeOperations", "1.37", None),
+    ),
+    "ResourceClaimTemplate": _claim_fields("spec.spec"),
+    # tombstoned in 1.35 ("would depend on copying the device attributes into the allocation result")
+    "DeviceTaintRule": (
+        ("spec.deviceSelector.deviceClassName", None, "1.34"),
+        ("spec.deviceSelector.selectors", None, "1.34"),
+    ),
+}
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, _, minor = version.partition(".")
+    return (int(major), int(minor))
+
+
+def _exists(version: str, first: str | None, last: str | None) -> bool:
+    return (first is None or _minor(version) >= _minor(first)) and (last is None or _minor(version) <= _minor(last))
+
+
+def _versioned_pattern(kind: str, api_version: str, pattern: str) -> str:
+    """``pattern`` (v1-shaped) as written in ``api_version`` (v1beta1: ``basic``, flat requests)."""
+    if api_version != V1BETA1:
+        return pattern
+    if kind == "ResourceSlice" and pattern.startswith("spec.devices.[]."):
+        return "spec.devices.[].basic." + pattern.removeprefix("spec.devices.[].")
+    return pattern.replace(".requests.[].exactly.", ".requests.[].")
+
+
+def absent_fields(kind: str, api_version: str, version: str) -> tuple[tuple[str, str], ...]:
+    """The fields of ``kind`` that the API server of Kubernetes ``version`` does not have, as
+    (pattern in ``api_version``'s shape, why) — present in an object, each is an unknown field."""
+    out: list[tuple[str, str]] = []
+    for pattern, first, last in _VERSIONED_FIELDS.get(kind, ()):
+        if _exists(version, first, last):
+            continue
+        if first is not None and _minor(version) < _minor(first):
+            why = f"added in Kubernetes {first}"
+        else:
+            why = f"removed after Kubernetes {last}"
+        out.append((_versioned_pattern(kind, api_version, pattern), why))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------- other kinds' versions
+_KIND_VERSIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    # (apiVersion, first minor serving it): v1alpha3 since 1.33 (alpha: only with --runtime-config,
+    # accepted since the cluster may enable it), v1beta2 since 1.36, v1 since 1.37 (#138676)
+    "DeviceTaintRule": ((V1, "1.37"), (V1BETA2, "1.36"), (V1ALPHA3, "1.33")),
+}
+
+
+def served_versions(kind: str, version: str) -> tuple[str, ...]:
+    """The ``resource.k8s.io`` versions Kubernetes ``version`` serves ``kind`` in (newest first)."""
+    table = _KIND_VERSIONS.get(kind)
+    if table is None:
+        return SERVED_VERSIONS
+    return tuple(api for api, since in table if _minor(version) >= _minor(since))

@@ -57,6 +57,7 @@ from ..k8s import (
     to_internal_shape,
     workload_kind_for,
 )
+from ..k8s.decode import NOT_CHECKED_KINDS
 from ..satisfy import (
     capacity_in_use,
     check_claim_spec,
@@ -64,6 +65,7 @@ from ..satisfy import (
     sound_for_target,
 )
 from ..validation import ValidationContext, ValidationResult, validate, validate_update
+from ..validation.not_checked import validate_not_checked_kind
 from . import rechecks
 from .mutate import default_fill_patch
 
@@ -86,8 +88,9 @@ __all__ = [
 ]
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
-CLUSTER_SCOPED_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node", "Namespace"})
-INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "Node"})
+CLUSTER_SCOPED_KINDS = frozenset({"DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourcePoolStatusRequest", "Node",
+                                  "Namespace"})
+INVENTORY_OBJECT_KINDS = frozenset({"DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node"})
 
 
 DEFAULT_DENY: frozenset[str] = frozenset({Reason.UNSATISFIABLE, Reason.SELECTOR_RUNTIME_ERROR})
@@ -298,13 +301,11 @@ def _structural_findings(doc: Document, ref: ObjectRef, st: Structural, options:
     if not options.admission:  # the API server already decoded admitted objects strictly
         for path in st.unknown_fields:
             line, col = _at(doc, path, key=True, versioned=True)
-            out.append(
-                Finding.for_object(
-                    ref, Severity.ERROR, Reason.UNKNOWN_FIELD,
-                    f'unknown field "{path}": the {ref.kind} API has no such field (a typo?)',
-                    str(path), line, col,
-                )
-            )
+            since = st.not_in_version.get(str(path))
+            message = (f'unknown field "{path}": the {ref.kind} API of Kubernetes {target.version} has no such '
+                       f"field ({since})" if since else
+                       f'unknown field "{path}": the {ref.kind} API has no such field (a typo?)')
+            out.append(Finding.for_object(ref, Severity.ERROR, Reason.UNKNOWN_FIELD, message, str(path), line, col))
     out.extend(_field_finding(doc, ref, err, versioned=True) for err in st.type_errors)
     return out
 
@@ -354,6 +355,17 @@ def _structure_and_validate(
     review.findings.extend(_note_finding(doc, ref, note, options) for note in result.notes)
     checked.valid = not result.errors and not st.type_errors and not st.api_version_error
     return checked
+
+
+def _not_checked(doc: Document) -> _Checked | None:
+    """A recognised kind draguard does not check in depth (:data:`~app.k8s.decode.NOT_CHECKED_KINDS`):
+    its cheap checks as a review, or None (then it is skipped, "not checked", like any other kind)."""
+    errors = validate_not_checked_kind(doc.kind, doc.obj)
+    if errors is None:
+        return None
+    ref = _ref(doc)
+    review = ObjectReview(ref=ref, findings=[_field_finding(doc, ref, err) for err in errors])
+    return _Checked(doc=doc, ref=ref, review=review)
 
 
 def _claim_spec_and_base(model: Any) -> tuple[Any, Path] | None:
@@ -535,6 +547,9 @@ def review_documents(
             extra_inventory.append(doc.obj)
         elif workload_kind_for(doc.api_version, doc.kind, options.workload_kinds) is not None:
             order.append(doc)
+        elif doc.kind in NOT_CHECKED_KINDS and (known := _not_checked(doc)) is not None:
+            checked.append(known)
+            order.append(known)
         elif doc.kind not in INVENTORY_KINDS:
             skipped.append(_ref(doc))
     if inventory is not None and merging and extra_inventory:

@@ -31,9 +31,12 @@ from ..k8s import (
     Target,
     forbidden,
 )
+from ..k8s.models import DeviceTaintRule
 from ..lazy import lazy_exports
 from .device_selectors import unchecked_selector_notes
 from .deviceclass import validate_device_class, validate_device_class_update
+from .devicetaintrule import validate_device_taint_rule, validate_device_taint_rule_update
+from .fields_137 import validate_claim_spec_137, validate_slice_spec_137
 from .lints import lint_claim_spec, lint_resource_slice_spec
 from .meta import valid_object_names
 from .resourceclaim import (
@@ -73,7 +76,7 @@ __all__ = [
     "validate_update",
 ]
 
-DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
+DRAObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate | DeviceTaintRule
 
 _ADMIN_MESSAGE = (
     f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
@@ -118,9 +121,25 @@ def _validate(obj: DRAObject, ctx: ValidationContext) -> ValidationResult:
         result.notes = admin_notes + lint_claim_spec(obj.spec.spec, Path.root("spec", "spec"))
     elif isinstance(obj, DeviceClass):
         result.errors = validate_device_class(obj)
+    elif isinstance(obj, DeviceTaintRule):
+        result.errors = validate_device_taint_rule(obj)
+        return result
+    result.errors += _since_137(obj)
     if not isinstance(obj, ResourceSlice):
         result.notes += unchecked_selector_notes(obj)
     return result
+
+
+def _since_137(obj: DRAObject) -> list[FieldError]:
+    """The rules of the fields 1.37 added (:mod:`.fields_137`), kept apart from the per-kind rules:
+    a field that reaches validation exists and is enabled at the target (decoding removed it otherwise)."""
+    if isinstance(obj, ResourceSlice):
+        return validate_slice_spec_137(obj.spec, Path.root("spec"))
+    if isinstance(obj, ResourceClaim):
+        return validate_claim_spec_137(obj.spec.devices, Path.root("spec", "devices"))
+    if isinstance(obj, ResourceClaimTemplate):
+        return validate_claim_spec_137(obj.spec.spec.devices, Path.root("spec", "spec", "devices"))
+    return []
 
 
 def validate_update(
@@ -154,6 +173,11 @@ def _validate_update(obj: DRAObject, old: DRAObject) -> ValidationResult:
         result.notes = lint_claim_spec(obj.spec.spec, Path.root("spec", "spec"))
     elif isinstance(obj, DeviceClass) and isinstance(old, DeviceClass):
         result.errors = validate_device_class_update(obj, old)
+    elif isinstance(obj, DeviceTaintRule) and isinstance(old, DeviceTaintRule):
+        result.errors = validate_device_taint_rule_update(obj, old)
+        return result
+    if isinstance(obj, ResourceSlice) and isinstance(old, ResourceSlice) and obj.spec != old.spec:
+        result.errors += _since_137(obj)  # claims' and templates' specs are immutable: not re-validated
     return result
 
 
