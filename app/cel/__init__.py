@@ -16,9 +16,9 @@ Public interface (other draguard modules code against exactly this):
 See :mod:`app.cel.selector` for the caching and thread-safety model.
 """
 
-from .device import CelDevice, device_error, make_device
+from .device import LIST_KINDS, CelDevice, device_error, make_device
 from .errors import CelRuntimeError, CompileFailure
 from .origin import SelectorOrigin
 from .selector import CompiledSelector, compile_selector
 
-__all__ = ["CelDevice", "CelRuntimeError", "CompileFailure", "CompiledSelector", "SelectorOrigin", "compile_selector", "device_error", "make_device"]
+__all__ = ["LIST_KINDS", "CelDevice", "CelRuntimeError", "CompileFailure", "CompiledSelector", "SelectorOrigin", "compile_selector", "device_error", "make_device"]

@@ -25,6 +25,10 @@ Known differences from cel-go (all can only matter near the limit):
 * Result sizes of rarely used string helpers (``replace``, ``join``, ``format``) are taken as
   unknown, which is conservative (estimate too high, never too low).
 * Two-variable ``transformMap`` uses the one-variable ``map`` step cost.
+
+List-typed attributes (DRAListTypeAttributes) change no bound: a list attribute holds at most 48
+values and a string attribute 64 bytes, so an attribute value's size stays 64 (Kubernetes uses the
+larger of the two); ``x in <attribute>`` and ``<attribute>.includes(x)`` cost that size.
 """
 
 from __future__ import annotations
@@ -211,7 +215,7 @@ class _Estimator:
             return _sat(1 + total)
         ovs = {o.id for o in self.overloads.get(e.id, [])}
         string_args = len(args) == 2 and all(
-            self.types.get(a.id, T.DYN) in (T.STRING, T.BYTES, T.DYN) for a in args
+            self.types.get(a.id, T.DYN) in (T.STRING, T.BYTES, T.DYN, T.ANY) for a in args
         )
         if fn in ("_==_", "_!=_") or (fn in ("_<_", "_<=_", "_>_", "_>=_") and string_args and (
             any("string" in o or "bytes" in o for o in ovs)
@@ -219,9 +223,12 @@ class _Estimator:
             return _sat(total + _factor(min(self.size(args[0]), self.size(args[1])), 0.1))
         if fn == "@in":
             container = self.types.get(args[1].id, T.DYN)
-            if container.name == "list":
-                return _sat(total + self.size(args[1]))
+            if container.name == "list" or T.is_dyn(container):
+                # a dyn container may be a list: cel-go takes the costliest matching overload
+                return _sat(total + max(self.size(args[1]), 1))
             return _sat(total + 1)
+        if fn == "includes" and target is not None:
+            return _sat(total + self.includes(target))
         if fn in ("matches", "find", "findAll") and target is not None:
             str_cost = _factor(_sat(self.size(target) + 1), 0.1)
             regex_cost = _factor(self.size(args[0]), 0.25)
@@ -245,6 +252,16 @@ class _Estimator:
         if fn in ("string", "bytes") and len(args) == 1 and self.types.get(args[0].id) in (T.STRING, T.BYTES):
             return _sat(total + _factor(self.size(args[0]), 0.1))
         return _sat(total + 1)
+
+    def includes(self, target: A.Expr) -> int:
+        """Kubernetes' estimate of ``<target>.includes(x)``: one comparison per element of the
+        target (a dyn target may be a list: size × 1); comparing strings adds their traversal."""
+        n = self.size(target)
+        per_element = 1
+        t = self.types.get(target.id, T.DYN)
+        if t.name == "list" and t.params[0] in (T.STRING, T.BYTES):
+            per_element = _sat(1 + _factor(self.entry(target)[1], 0.1))
+        return INF if INF in (n, per_element) else _sat(n * per_element)
 
     def comprehension(self, e: A.Comp) -> int:
         rng_cost = self.cost(e.rng)

@@ -6,6 +6,11 @@ once per inventory change, not once per evaluation.  Kubernetes' ``DeviceMatches
 reproduced here: a name without ``/`` lives under the driver's domain, ``dom/id`` splits at the
 first ``/``, unknown domains read as empty maps, and an attribute without a value makes every
 selector evaluated on the device fail with ``unsupported attribute value``.
+
+List-typed attributes (DRAListTypeAttributes: kinds ``ints``/``bools``/``strings``/``versions``)
+are CEL lists — kept as tuples, so that a device's values stay hashable for the result caches —
+of ints, bools, strings or parsed :class:`~app.cel.semver.Semver` values; one version in the list
+that does not parse fails every selector on the device, like a scalar version does.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from ..k8s import Quantity
 from .semver import SemverError, parse_semver
 from .values import DefaultMap
 
-__all__ = ["CelDevice", "device_error", "make_device", "split_name"]
+__all__ = ["LIST_KINDS", "CelDevice", "device_error", "make_device", "split_name"]
 
 _serial = itertools.count(1)
 
@@ -76,9 +81,16 @@ def split_name(name: str, driver: str) -> tuple[str, str]:
 _ATTRIBUTE_KINDS: dict[str, tuple[type, str]] = {
     "int": (int, "an int"), "bool": (bool, "a bool"), "string": (str, "a str"), "version": (str, "a str"),
 }
+LIST_KINDS: dict[str, str] = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
+"""List-typed attribute kinds (the ``DeviceAttribute`` field names) → the kind of their elements."""
 
 
 def _attribute_value(kind: str, value: object) -> object:
+    element_kind = LIST_KINDS.get(kind)
+    if element_kind is not None:
+        if type(value) not in (list, tuple):
+            raise ValueError(f"{kind} attribute needs a list, got {value!r}")
+        return tuple(_attribute_value(element_kind, v) for v in value)  # type: ignore[attr-defined]
     expected = _ATTRIBUTE_KINDS.get(kind)
     if expected is None:
         raise ValueError(f"unknown attribute kind {kind!r}")
@@ -124,9 +136,16 @@ def device_error(attributes: Mapping[str, tuple[str | None, object]]) -> str | N
     for name, (kind, value) in attributes.items():
         if kind is None:
             return f"attribute {name}: unsupported attribute value"
-        if kind == "version" and isinstance(value, str):
-            try:
-                parse_semver(value)
-            except SemverError as e:
-                return f"attribute {name}: {e}"
+        if kind == "version":
+            versions: tuple[object, ...] = (value,)
+        elif kind == "versions" and isinstance(value, (list, tuple)):
+            versions = tuple(value)
+        else:
+            continue
+        for version in versions:
+            if isinstance(version, str):
+                try:
+                    parse_semver(version)
+                except SemverError as e:
+                    return f"attribute {name}: {e}"
     return None

@@ -72,7 +72,7 @@ UNSUPPORTED = frozenset({
     "getMinutes", "getSeconds", "getMilliseconds", "getDayOfWeek", "getDayOfYear", "getDayOfMonth",
     "optional.of", "optional.none", "optional.ofNonZeroValue", "orValue", "hasValue", "value", "or",
     "strings.quote", "format", "sortBy", "lists.range", "first", "last", "mul", "div", "divInt",
-    "includes", "authorizer", "reverse",
+    "authorizer", "reverse",
 })
 
 
@@ -113,6 +113,18 @@ def compile_regex(pattern: str) -> Any:
             raise EvalError(f"error parsing regexp: {e}") from None
         _REGEXES.put(pattern, r)
     return r
+
+
+# --------------------------------------------------------------------------- lists
+def _includes(target: Any, item: Any) -> bool:
+    """``<dyn>.includes(<dyn>)``: a list includes ``item`` when an element equals it; any other
+    value when it equals ``item`` — so one selector works on a scalar and a list-typed attribute.
+    CEL heterogeneous equality (``[1].includes(1.0)`` is true); never an error — 1.37's library.
+    (1.36's own version failed on lists longer than 48 values: no device attribute is that long,
+    only a literal in the selector could be; answering there only misses a rejection.)"""
+    if type(target) in (list, tuple):
+        return any(cel_equal(x, item) for x in target)
+    return cel_equal(target, item)
 
 
 # --------------------------------------------------------------------------- operators
@@ -742,6 +754,8 @@ def _register() -> None:
         _list_method("flatten", _flatten))
     _fn("distinct", [("list_distinct", True, [LA], LA)], _list_method("distinct", _distinct))
     _fn("sort", [("list_sort", True, [LA], LA)], _list_method("sort", _sort))
+    # Kubernetes lists library v1 (1.37; in 1.36 and 1.37 declared by DRAListTypeAttributes for selectors)
+    _fn("includes", [("list_includes_dyn_dyn", True, [DYN, DYN], BO)], _includes)
     for name in ("sets.contains", "sets.equivalent", "sets.intersects"):
         _fn(name, [(name.replace(".", "_"), False, [LA, LA], BO)], _sets(name))
     # Kubernetes quantity library (sign is a *global* function there, not a method)

@@ -152,7 +152,8 @@ def _read_set(root: A.Expr) -> frozenset[ReadPath] | None:
 
 def _key_fn(reads: frozenset[ReadPath]) -> Callable[[CelDevice], tuple[Any, ...]]:
     """A fast projection of a device onto ``reads``; values are tagged with their type so
-    that, e.g., ``1`` and ``true`` never share a cache entry."""
+    that, e.g., ``1`` and ``true`` never share a cache entry (nor ``[1]`` and ``[true]``: the
+    elements of a list-typed attribute are tagged too)."""
     getters: list[Callable[[CelDevice], Any]] = []
     for p in sorted(reads):
         if p == ("driver",):
@@ -164,6 +165,8 @@ def _key_fn(reads: frozenset[ReadPath]) -> Callable[[CelDevice], tuple[Any, ...]
 
             def get(d: CelDevice, kind: str = kind, dom: str = dom, ident: str = ident) -> Any:
                 v = getattr(d, kind).get(dom, _EMPTY).get(ident, _MISSING)
+                if type(v) is tuple:  # a list-typed attribute: (1,) == (True,) in Python, not in CEL
+                    return (tuple, tuple((type(x), x) for x in v))
                 return (type(v), v)
 
             getters.append(get)
@@ -328,7 +331,7 @@ class _HintingSelector(CompiledSelector):
 
 
 # --------------------------------------------------------------------------- compilation
-_cache: OrderedDict[tuple[str, bool, str, bool], CompiledSelector | CompileFailure] = OrderedDict()
+_cache: OrderedDict[tuple[str, bool, str, bool, bool, bool | None], CompiledSelector | CompileFailure] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -344,7 +347,8 @@ def uses_optional_syntax(expression: str) -> bool:
 
 
 def _compile(
-    expression: str, enforce_cost_limit: bool, engine: Engine | None = None, *, consumable_capacity: bool = True
+    expression: str, enforce_cost_limit: bool, engine: Engine | None = None, *, consumable_capacity: bool = True,
+    list_type_attributes: bool = True, includes: bool | None = None,
 ) -> CompiledSelector | CompileFailure:
     if engine is None:
         engine = default_engine()
@@ -359,7 +363,9 @@ def _compile(
                 "cannot evaluate it; the selector was not checked"
             )
         return CompileFailure("invalid", "compilation failed: " + e.message)
-    checked = check(root, consumable_capacity=consumable_capacity)
+    checked = check(
+        root, consumable_capacity=consumable_capacity, list_type_attributes=list_type_attributes, includes=includes
+    )
     if checked.unsupported:
         names = ", ".join(sorted(set(checked.unsupported)))
         return CompileFailure(
@@ -372,7 +378,7 @@ def _compile(
             "invalid", "compilation failed: " + "\n".join(format_error(expression, p, m) for p, m in errors)
         )
     result_type = checked.types.get(root.id, T.DYN)
-    if result_type not in (T.BOOL, T.DYN):
+    if result_type != T.BOOL and not T.is_dyn(result_type):
         return CompileFailure("invalid", f"must evaluate to bool or the unknown type, not {result_type}")
     cost = estimate_cost(root, checked)
     try:
@@ -388,25 +394,33 @@ def _compile(
 
 
 def compile_selector(
-    expression: str, enforce_cost_limit: bool = True, *, consumable_capacity: bool = True
+    expression: str, enforce_cost_limit: bool = True, *, consumable_capacity: bool = True,
+    list_type_attributes: bool = True, includes: bool | None = None,
 ) -> CompiledSelector | CompileFailure:
     """Compile a DRA CEL selector like the API server would; cached by expression text.
 
     ``consumable_capacity=False`` compiles in the environment of an API server without the
     DRAConsumableCapacity gate, where ``device.allowMultipleAllocations`` is an undefined field.
+    ``list_type_attributes=False``: without DRAListTypeAttributes, where an attribute value is
+    ``any`` (no comprehension over it) and ``includes`` is undeclared unless ``includes=True``
+    (a 1.38 API server declares it for every new expression).  The defaults are the environment
+    the scheduler compiles stored expressions in, where both exist.
 
     ``enforce_cost_limit=False`` mirrors the scheduler, which compiles stored expressions without
     estimating cost: a too-expensive selector then comes back runnable and fails at evaluation
     with ``operation cancelled: actual cost limit exceeded`` once it really exceeds the budget.
     """
     engine = default_engine()
-    key = (expression, enforce_cost_limit, engine.name, consumable_capacity)
+    key = (expression, enforce_cost_limit, engine.name, consumable_capacity, list_type_attributes, includes)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    result = _compile(expression, enforce_cost_limit, engine, consumable_capacity=consumable_capacity)
+    result = _compile(
+        expression, enforce_cost_limit, engine, consumable_capacity=consumable_capacity,
+        list_type_attributes=list_type_attributes, includes=includes,
+    )
     with _cache_lock:
         _cache[key] = result
         if len(_cache) > _COMPILE_CACHE_SIZE:

@@ -10,6 +10,14 @@ The environment: one variable ``device`` of object type ``kubernetes.DRADevice``
 ``driver`` (string), ``allowMultipleAllocations`` (bool), ``attributes``
 (``map(string, map(string, dyn))``) and ``capacity``
 (``map(string, map(string, kubernetes.Quantity))``), plus :data:`app.cel.library.FUNCTIONS`.
+
+Two environments differ by feature gate (Kubernetes' ``newCompiler``): without
+DRAConsumableCapacity there is no ``allowMultipleAllocations`` field; without
+DRAListTypeAttributes an attribute value has type ``any`` instead of ``dyn`` (so it cannot be the
+range of a comprehension: ``.exists(...)`` on an attribute is a compile error) and ``includes`` is
+not declared.  The API server checks a *new* expression in the environment of its gates; the
+scheduler compiles *stored* expressions in the newest one (``dyn`` values, ``includes``), which is
+the default here.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from .library import FUNCTIONS, UNSUPPORTED, Overload
 __all__ = ["DEVICE_FIELDS", "Checked", "check"]
 
 ATTRIBUTES_TYPE = T.map_of(T.STRING, T.map_of(T.STRING, T.DYN))
+ATTRIBUTES_TYPE_WITHOUT_LISTS = T.map_of(T.STRING, T.map_of(T.STRING, T.ANY))
 CAPACITY_TYPE = T.map_of(T.STRING, T.map_of(T.STRING, T.QUANTITY))
 DEVICE_FIELDS: dict[str, T.CelType] = {
     "driver": T.STRING,
@@ -51,13 +60,24 @@ _ERROR = T.CelType("*error*")
 
 # without the DRAConsumableCapacity gate the DRADevice type has no allowMultipleAllocations field
 _DEVICE_FIELDS_WITHOUT_CONSUMABLE_CAPACITY = {k: v for k, v in DEVICE_FIELDS.items() if k != "allowMultipleAllocations"}
+# functions only some environments declare, and the option that declares them
+_GATED_FUNCTIONS = frozenset({"includes"})
+
+
+def _device_fields(consumable_capacity: bool, list_type_attributes: bool) -> dict[str, T.CelType]:
+    fields = dict(DEVICE_FIELDS if consumable_capacity else _DEVICE_FIELDS_WITHOUT_CONSUMABLE_CAPACITY)
+    if not list_type_attributes:
+        fields["attributes"] = ATTRIBUTES_TYPE_WITHOUT_LISTS
+    return fields
 
 
 class _Checker:
-    def __init__(self, device_fields: dict[str, T.CelType]) -> None:
+    def __init__(self, device_fields: dict[str, T.CelType], hidden: frozenset[str] = frozenset()) -> None:
         self.out = Checked()
         self.scopes: list[dict[str, T.CelType]] = [{"device": T.DEVICE}]
         self.device_fields = device_fields
+        self.hidden = hidden
+        """Library functions this environment does not declare (``includes`` without its gate)."""
 
     def err(self, pos: int, msg: str) -> T.CelType:
         self.out.errors.append((pos, msg))
@@ -96,7 +116,7 @@ class _Checker:
             vt = self.joined([self.check(v) for _, v in e.entries], [v.pos for _, v in e.entries])
             for k, _ in e.entries:
                 t = self.out.types[k.id]
-                if t not in (T.STRING, T.INT, T.UINT, T.BOOL, T.DYN, _ERROR):
+                if t not in (T.STRING, T.INT, T.UINT, T.BOOL, T.DYN, T.ANY, _ERROR):
                     self.err(k.pos, f"unsupported map key type: {t}")
             return T.map_of(kt, vt)
         if isinstance(e, A.Comp):
@@ -114,7 +134,7 @@ class _Checker:
         """Element type of an aggregate literal; mixed types are an error (HomogeneousAggregateLiterals)."""
         first: T.CelType | None = None
         for t, pos in zip(ts, positions, strict=True):
-            if t in (T.DYN, _ERROR):
+            if T.is_dyn(t) or t == _ERROR:
                 continue
             if first is None:
                 first = t
@@ -137,7 +157,7 @@ class _Checker:
             if not T.is_assignable(operand.params[0], T.STRING, {}):
                 return self.err(e.pos, f"type '{operand}' does not support field selection")
             return T.BOOL if e.test_only else operand.params[1]
-        if operand == T.DYN:
+        if T.is_dyn(operand):
             return T.BOOL if e.test_only else T.DYN
         return self.err(e.pos, f"type '{operand}' does not support field selection")
 
@@ -154,7 +174,7 @@ class _Checker:
             return self.conditional(e)
         target_t = self.check(e.target) if e.target is not None else None
         arg_ts = [self.check(a) for a in e.args]
-        fn = FUNCTIONS.get(e.fn)
+        fn = FUNCTIONS.get(e.fn) if e.fn not in self.hidden else None
         if fn is None:
             if e.fn in UNSUPPORTED:
                 self.out.unsupported.append(e.fn)
@@ -184,7 +204,7 @@ class _Checker:
         ts = [self.check(a) for a in e.args]
         if _ERROR in ts:
             return _ERROR
-        if all(t in (T.BOOL, T.DYN) for t in ts):
+        if all(t == T.BOOL or T.is_dyn(t) for t in ts):
             return T.BOOL
         return self.err(e.pos, f"found no matching overload for '{e.fn}' applied to '({', '.join(str(t) for t in ts)})'")
 
@@ -194,7 +214,7 @@ class _Checker:
             return _ERROR
         cond, a, b = ts
         binding: dict[str, T.CelType] = {}
-        if cond in (T.BOOL, T.DYN) and T.is_assignable(T.param("A"), a, binding) and T.is_assignable(
+        if (cond == T.BOOL or T.is_dyn(cond)) and T.is_assignable(T.param("A"), a, binding) and T.is_assignable(
             T.param("A"), b, binding
         ):
             return a if a == b else T.DYN
@@ -228,7 +248,7 @@ class _Checker:
             k in ("map", "transformList", "transformMap") and len(e.args) == 2
         ) or k == "filter":
             pred = arg_ts[0]
-            if pred not in (T.BOOL, T.DYN):
+            if pred != T.BOOL and not T.is_dyn(pred):
                 fn = "_?_:_" if k in ("exists_one", "exists_one2", "map", "filter", "transformList", "transformMap") else "_&&_"
                 sig = f"(bool, {pred})" if fn == "_&&_" else f"({pred}, list(dyn), list(dyn))"
                 return self.err(e.args[0].pos, f"found no matching overload for '{fn}' applied to '{sig}'")
@@ -241,9 +261,15 @@ class _Checker:
         return T.map_of(v1, arg_ts[-1])  # transformMap
 
 
-def check(root: A.Expr, *, consumable_capacity: bool = True) -> Checked:
-    """Type-check ``root``; ``consumable_capacity=False`` is the environment without that gate."""
-    c = _Checker(DEVICE_FIELDS if consumable_capacity else _DEVICE_FIELDS_WITHOUT_CONSUMABLE_CAPACITY)
+def check(
+    root: A.Expr, *, consumable_capacity: bool = True, list_type_attributes: bool = True, includes: bool | None = None
+) -> Checked:
+    """Type-check ``root``; ``consumable_capacity=False`` / ``list_type_attributes=False`` are the
+    environments without those gates (see the module docstring).  ``includes`` says whether that
+    function is declared; by default where list-typed attributes are (the gate declares it in 1.36
+    and 1.37; from 1.38 the API server's base environment has it for every new expression)."""
+    declared = list_type_attributes if includes is None else includes
+    c = _Checker(_device_fields(consumable_capacity, list_type_attributes), frozenset() if declared else _GATED_FUNCTIONS)
     try:
         c.check(root)
     except RecursionError:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "BOOL", "BYTES", "DEVICE", "DOUBLE", "DYN", "INT", "NULL", "QUANTITY", "SEMVER", "STRING", "UINT",
-    "CelType", "is_assignable", "list_of", "map_of", "param", "substitute", "type_of",
+    "ANY", "BOOL", "BYTES", "DEVICE", "DOUBLE", "DYN", "INT", "NULL", "QUANTITY", "SEMVER", "STRING", "UINT",
+    "CelType", "is_assignable", "is_dyn", "list_of", "map_of", "param", "substitute", "type_of",
 ]
 
 
@@ -39,9 +39,19 @@ STRING = CelType("string")
 BYTES = CelType("bytes")
 NULL = CelType("null_type")
 DYN = CelType("dyn")
+ANY = CelType("any")
+"""``google.protobuf.Any``, printed ``any``: the type of a device attribute value in an environment
+without DRAListTypeAttributes.  cel-go treats it as ``dyn`` everywhere (assignability, field
+selection, overloads) except as the range of a comprehension, which it refuses — so
+``device.attributes["d"].ids.exists(...)`` compiles only with the gate."""
 QUANTITY = CelType("kubernetes.Quantity")
 SEMVER = CelType("kubernetes.Semver")
 DEVICE = CelType("kubernetes.DRADevice")
+
+
+def is_dyn(t: CelType) -> bool:
+    """``dyn`` or ``any`` (cel-go's ``isDyn``): a type that switches checking off."""
+    return t in (DYN, ANY)
 
 
 def list_of(elem: CelType) -> CelType:
@@ -72,7 +82,7 @@ def substitute(t: CelType, binding: dict[str, CelType]) -> CelType:
 def is_assignable(decl: CelType, actual: CelType, binding: dict[str, CelType]) -> bool:
     """Can a value of type ``actual`` be passed where ``decl`` is declared?  Binds parameters.
 
-    ``dyn`` is assignable both ways (it switches checking off), as in cel-go.
+    ``dyn`` (and ``any``) is assignable both ways (it switches checking off), as in cel-go.
     """
     if decl.is_param:
         bound = binding.get(decl.name)
@@ -83,7 +93,7 @@ def is_assignable(decl: CelType, actual: CelType, binding: dict[str, CelType]) -
             binding[decl.name] = actual
             return True
         return is_assignable(bound, actual, binding)
-    if decl == DYN or actual == DYN:
+    if is_dyn(decl) or is_dyn(actual):
         return True
     if decl.name != actual.name or len(decl.params) != len(actual.params):
         return False

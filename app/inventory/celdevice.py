@@ -5,6 +5,12 @@ it is done once per device record and kept; but only for the devices selectors a
 (one per profile, see :mod:`.profiles`), on first use: building every device's value up front
 cost ~1 KB per device (most of the memory of a 100,000-device inventory whose devices each have
 a unique ``uuid``).  Whether a device can be evaluated at all is known without building it.
+
+Attributes arrive as ``(kind, value)``: the scalar kinds ``int``/``bool``/``string``/``version``
+and, where the target serves DRAListTypeAttributes, the list kinds ``ints``/``bools``/``strings``/
+``versions`` with a tuple of values (:data:`app.cel.LIST_KINDS`); both become CEL values here, a
+list as a CEL list whose versions are parsed (one bad version makes the device unevaluable, as a
+bad scalar version does).
 """
 
 from __future__ import annotations

@@ -216,7 +216,18 @@ class DeviceAttribute(_Model):
     version_values: list[str] | None = Field(None, alias="versions")
 
     def kind_and_value(self) -> tuple[str | None, object]:
-        """(kind, value) of the one value set; (None, None) when none is (a broken attribute)."""
+        """(kind, value) of the one value set; (None, None) when none is (a broken attribute).
+
+        List-typed values (``DRAListTypeAttributes``) come first, as upstream reads them, as
+        tuples (the inventory hashes these pairs)."""
+        if self.int_values is not None:
+            return "ints", tuple(self.int_values)
+        if self.bool_values is not None:
+            return "bools", tuple(self.bool_values)
+        if self.string_values is not None:
+            return "strings", tuple(self.string_values)
+        if self.version_values is not None:
+            return "versions", tuple(self.version_values)
         if self.int_value is not None:
             return "int", self.int_value
         if self.bool_value is not None:

@@ -4,17 +4,74 @@ Why "exact state": 1.36 keeps the ``distinctAttribute`` state in a map keyed by 
 name* (a request's later device overwrites its earlier one; backtracking deletes the entry).
 That is more permissive than the documentation ("all devices distinct"), and draguard must
 never reject what the scheduler would allocate, so the search replays the same state machine.
+
+List-typed attributes (DRAListTypeAttributes; ``ints``/``bools``/``strings``/``versions``) follow
+the allocator the gate selects (``experimental``): every value is a set — a scalar one element —
+and sets of different element types never meet; versions compare as strings.
+
+* ``matchAttribute``: the devices' sets must have a common element: the running intersection
+  stays non-empty (1.37 restores it when the search backtracks, #140325; 1.36 did not, which only
+  refused more).  Without the gate (stable/incubating allocators) a list value matches nothing,
+  not even an equal list, which refuses more again — so the set rule is sound for both.
+* ``distinctAttribute``: pairwise disjoint sets.  Where scalar and list values of one attribute
+  meet, the gate-less allocator differs (a scalar is never a duplicate of a list there); a pair
+  conflicts here only when both allocators say so (:func:`conflicts`), so a claim is never refused
+  for a pick either would make.  Two equal scalars, or a list and an overlapping one, conflict for
+  both.
+* An empty list (invalid in the API, kept safe here) can be the first device only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from ..cel import LIST_KINDS
 from ..inventory import AttrValue, DeviceRecord
 from ..k8s import DeviceConstraint
 from .plan import Alternative
 
-__all__ = ["ConstraintState", "DistinctState", "MatchState", "build_constraints", "in_scope", "lookup_attribute"]
+__all__ = [
+    "ConstraintState", "DistinctState", "MatchState", "as_set", "build_constraints", "conflicts", "in_scope", "is_list",
+    "lookup_attribute",
+]
+
+_SET = "set"
+"""The kind of a match state's running intersection once a list value took part:
+``("set", (element kind, frozenset of values))``."""
+
+ValueSet = tuple[str, frozenset[object]]
+"""(element kind, values) of an attribute as the list-aware allocator compares it."""
+
+
+def is_list(value: AttrValue) -> bool:
+    """Whether ``value`` is a list-typed attribute (or a running intersection of one)."""
+    return value[0] in LIST_KINDS or value[0] == _SET
+
+
+def as_set(value: AttrValue) -> ValueSet:
+    """``attributeAsSet``: a scalar is a one-element set; a list the set of its elements."""
+    kind, v = value
+    if kind == _SET:
+        return v  # type: ignore[return-value]
+    element = LIST_KINDS.get(kind)
+    if element is None:
+        return kind, frozenset((v,))
+    return element, frozenset(v)  # type: ignore[call-overload]
+
+
+def _intersection(a: ValueSet, b: ValueSet) -> frozenset[object]:
+    return a[1] & b[1] if a[0] == b[0] else frozenset()
+
+
+def conflicts(new: AttrValue, existing: AttrValue) -> bool:
+    """Whether ``distinctAttribute`` refuses ``new`` next to ``existing`` under every allocator
+    that may run (see the module docstring): equal scalars; a list overlapping the other value;
+    an empty list next to anything.  A scalar next to a list it belongs to is a conflict only with
+    the gate (the gate-less allocator compares scalars with scalars), so it is let through."""
+    if not is_list(new):
+        return not is_list(existing) and new == existing
+    values = as_set(new)
+    return not values[1] or bool(_intersection(values, as_set(existing)))
 
 
 def in_scope(scope: Collection[str], alt: Alternative) -> bool:
@@ -67,12 +124,26 @@ class MatchState(ConstraintState):
         super().__init__(constraint, attribute, claim)
         self.value: AttrValue | None = None
         self.count = 0
+        self.stack: list[AttrValue] = []
+        """Before each device after the first: the value the devices agreed on until then (a
+        list's arrival turns it into a ``("set", …)`` running intersection), so removing a
+        device restores the state before it."""
 
     def _admit(self, request: str, got: AttrValue) -> bool:
-        if self.count == 0:
+        agreed = self.value
+        if self.count == 0 or agreed is None:
             self.value = got
-        elif got != self.value:
+        elif is_list(got) or is_list(agreed):
+            current = as_set(agreed)
+            narrowed = _intersection(current, as_set(got))
+            if not narrowed:
+                return False
+            self.stack.append(agreed)
+            self.value = (_SET, (current[0], narrowed))
+        elif got != agreed:
             return False
+        else:
+            self.stack.append(agreed)
         self.count += 1
         return True
 
@@ -80,8 +151,7 @@ class MatchState(ConstraintState):
         if not self.covers(alt):
             return
         self.count -= 1
-        if self.count == 0:
-            self.value = None
+        self.value = self.stack.pop() if self.count > 0 else None
 
     def state_key(self) -> object:
         return (self.count, self.value)
@@ -94,7 +164,7 @@ class DistinctState(ConstraintState):
         self.count = 0
 
     def _admit(self, request: str, got: AttrValue) -> bool:
-        if self.count > 0 and any(v == got for v in self.values.values()):
+        if self.count > 0 and any(conflicts(got, v) for v in self.values.values()):
             return False
         self.values[request] = got
         self.count += 1

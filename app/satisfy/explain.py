@@ -15,7 +15,7 @@ from ..capacity import CapacityMiss
 from ..cel import SelectorOrigin
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from .candidates import Candidates, Entry, Status
-from .constraints import lookup_attribute
+from .constraints import as_set, is_list, lookup_attribute
 from .plan import Alternative, RequestPlan
 from .search import Outcome, OutcomeKind
 
@@ -160,11 +160,13 @@ def _constraint_message(
     if not alts:
         return None
     needed = sum(a.count for a in alts if not a.all_mode)
-    best, best_group = -1, None
+    best, best_group, any_lists = -1, None, False
     distinct_cands = list({id(cands[a.key]): a for a in alts}.values())
     for g in inventory.groups:
         values: Counter[object] = Counter()
+        elements: Counter[object] = Counter()
         devs: set[int] = set()
+        lists = False
         for a in distinct_cands:
             for i in g.devices:
                 e = cands[a.key].entry(inventory.devices[i])
@@ -173,15 +175,40 @@ def _constraint_message(
                     if got is not None:
                         devs.add(i)
                         values[got] += 1
-        n = len(values) if distinct else (max(values.values()) if values else 0)
+                        lists = lists or is_list(got)
+                        kind, members = as_set(got)
+                        elements.update((kind, m) for m in members)
+        any_lists = any_lists or lists
+        n = _constraint_bound(values, elements, len(devs), lists, distinct)
         if n > best:
             best, best_group = n, g
     if best >= needed or best_group is None:
         return None
     names = ", ".join(f'"{a.request}"' for a in alts)
     kind = "distinctAttribute" if distinct else "matchAttribute"
-    how = "different values" if distinct else "the same value"
+    if any_lists:  # list-typed values: compared as sets
+        how = "no value in common" if distinct else "a value in common"
+    else:
+        how = "different values" if distinct else "the same value"
     return f"requests {names}: {kind} {attr} needs {needed} devices with {how}; the best node ({best_group.label}) has {best}"
+
+
+def _constraint_bound(
+    values: Counter[object], elements: Counter[object], devices: int, lists: bool, distinct: bool
+) -> int:
+    """At most how many of a node's devices one constraint lets a claim use together — a bound the
+    allocator cannot beat, so a message built on it never blames the constraint wrongly.
+
+    Scalars: distinct values / the largest group of equal values.  With list-typed values
+    (see :mod:`.constraints`): a match needs one element all devices share (the most devices one
+    element occurs in; a lone device always fits); for distinct only the device count bounds it."""
+    if not values:
+        return 0
+    if not lists:
+        return len(values) if distinct else max(values.values())
+    if distinct:
+        return devices
+    return max(max(elements.values(), default=0), 1)
 
 
 def explain_combination(

@@ -35,7 +35,7 @@ from ..k8s import (
     too_long,
 )
 from .helpers import validate_slice
-from .target import gate_enabled
+from .target import current_target, gate_enabled
 
 T = TypeVar("T")
 
@@ -52,6 +52,19 @@ CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024  # resource.CELSelectorExpression
 DEVICE_SELECTORS_MAX_SIZE = 32  # resource.DeviceSelectorsMaxSize
 
 
+def _environment() -> dict[str, bool]:
+    """The CEL environment the target's API server compiles a new selector in: list-typed
+    attribute values with ``DRAListTypeAttributes``, and ``includes`` with it or from 1.38 (whose
+    API server declares it whatever the gate)."""
+    lists = gate_enabled("DRAListTypeAttributes")
+    version = current_target().version
+    return {
+        "consumable_capacity": gate_enabled("DRAConsumableCapacity"),
+        "list_type_attributes": lists,
+        "includes": lists or tuple(int(p) for p in version.split(".")) >= (1, 38),
+    }
+
+
 def validate_cel_expression(expression: str, path: Path, stored: bool = False) -> list[FieldError]:
     """``validateCELExpression``: ≤ 10 KiB, compiles, bool/dyn result, cost within the limit.
 
@@ -62,7 +75,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
     if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
     check_budget("selector compilation")
-    result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
+    result = compile_selector(expression, **_environment())
     if not isinstance(result, CompileFailure) or result.kind == "unsupported":
         return []
     if result.kind == "cost":
@@ -114,7 +127,7 @@ def unchecked_selector_notes(obj: DeviceClass | ResourceClaim | ResourceClaimTem
         if byte_len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             continue
         check_budget("selector compilation")
-        result = compile_selector(expression, consumable_capacity=gate_enabled("DRAConsumableCapacity"))
+        result = compile_selector(expression, **_environment())
         if isinstance(result, CompileFailure) and result.kind == "unsupported":
             notes.append(
                 Note(Reason.SELECTOR_NOT_CHECKED, result.message, path.child("cel", "expression"), Severity.WARNING)
