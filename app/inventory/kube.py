@@ -19,6 +19,17 @@ the debounced task only publishes the result (copies, milliseconds).  A full bui
 summed again, in the worker thread — happens when the devices change or the claims are listed
 again (a relist after ``410 Gone``, a first list); events arriving while it runs are kept in a
 bounded journal and applied to its result.
+
+Freshness (README "Live inventory: how fresh, and what happens when it is not"): a device event
+(class, slice, node) publishes a new picture within the debounce — it cuts short the pacing of
+claims-only publishes; only the allocation view ("now") is paced.  A device watch that fails
+(connection error, error status, ``410`` not yet relisted) makes the picture *stale* after
+:data:`STALE_AFTER_SECONDS`; one that stays silent — no event and no bookmark, where the API
+server sends a bookmark about every minute — for :data:`WATCH_SILENT_SECONDS` is cut and made
+again, and counts as failed from then.  While stale, :meth:`KubeInventory.problem` names the
+resource and since when: no satisfiability answer (hence no denial) is made from the picture,
+every answer carries the warning (``app/server/answers.py``), and ``/readyz``, the metrics and
+the log say so at once.  Retries back off to at most :data:`RECONNECT_BACKOFF_MAX` seconds.
 """
 
 from __future__ import annotations
@@ -55,9 +66,13 @@ if TYPE_CHECKING:
 __all__ = [
     "CLAIM_RESOURCES",
     "DEVICE_RESOURCES",
+    "RECONNECT_BACKOFF_MAX",
     "RESOURCES",
+    "STALE_AFTER_SECONDS",
+    "WATCH_SILENT_SECONDS",
     "KubeInventory",
     "Resource",
+    "SilentWatchError",
 ]
 
 log = logging.getLogger("draguard.inventory")
@@ -85,9 +100,35 @@ old pacing (10x a full rebuild of 0.35–1.7 s) gave 3.5–17 s; "now" now lags 
 most about 10 s, which a warning (CapacityInUse) can afford."""
 _CLAIMS_PACE_MAX = 30.0
 """Seconds: the longest the "now" state may lag behind the cluster's claims under churn."""
+STALE_AFTER_SECONDS = 5.0
+"""Seconds a device watch may stay failed (connection refused or reset, an error status, a
+``410`` not yet relisted) before the picture counts as stale and no denial is made from it.
+Short, because an event missed meanwhile (a slice deleted through another API server) would
+otherwise be decided on; not zero, because a ``410`` relist or a reconnect to a restarted API
+server (:data:`RECONNECT_BACKOFF_MAX`) normally completes within it without any gap in
+answers.  The ``--stale-after-seconds`` of ``draguard serve`` defaults to this."""
+WATCH_SILENT_SECONDS = 75.0
+"""Seconds without any byte on an open watch (no event, no bookmark) after which it is taken for
+broken, cut and made again: the API server sends every watch that asked for bookmarks one
+about every minute (``defaultBookmarkFrequency`` of the watch cache), so a healthy quiet watch is
+never this silent; 15 s of margin as the watch cache keeps for its own bookmarks.  A watch cut
+this way counts as failed from then (:data:`STALE_AFTER_SECONDS` more before "stale")."""
+RECONNECT_BACKOFF_MAX = 2.0
+"""Seconds: the longest pause between two attempts to list or watch again (full jitter below it),
+so a watch is back within a few seconds of the API server's return."""
+RECONNECT_BACKOFF_INITIAL = 0.5
+_REPORT_EVERY = 60.0
+"""Seconds between two log lines about the same unreachable API server or stale picture (the
+first one is logged at once)."""
+_WATCHDOG_TICK = 0.25
+"""Seconds between two looks of the watchdog that logs staleness as it starts and ends."""
 _JOURNAL_MAX = 100_000
 """Claim and template events kept while a full build runs in the worker thread (to apply to its
 result); past that many the result is published as it is and another full build follows."""
+
+class SilentWatchError(KubeError):
+    """A watch that brought no byte for ``silent_after`` seconds: taken for broken and made again."""
+
 
 # ------------------------------------------------------------------ resources
 @dataclass(frozen=True)
@@ -192,8 +233,11 @@ class _Stream:
     resource_version: str | None = None
     listed: bool = False
     last_contact: float | None = None
+    """When the API server last confirmed this resource (list, watch opened, event, bookmark)."""
     failing_since: float | None = None
     last_error: str = ""
+    connected: bool = False
+    """A watch is open (accepted by the API server and not ended)."""
 
 
 def _object_key(obj: dict[str, Any], *, held: bool = False) -> str:
@@ -232,11 +276,12 @@ class KubeInventory:
         resources: tuple[Resource, ...] = RESOURCES,
         build: Callable[[Iterable[dict[str, Any]]], Inventory] | None = None,
         debounce: float = 0.25,
-        stale_after: float = 120.0,
+        stale_after: float = STALE_AFTER_SECONDS,
+        silent_after: float = WATCH_SILENT_SECONDS,
         page_size: int = 500,
         watch_timeout: tuple[int, int] = (240, 300),
-        backoff_initial: float = 0.5,
-        backoff_max: float = 30.0,
+        backoff_initial: float = RECONNECT_BACKOFF_INITIAL,
+        backoff_max: float = RECONNECT_BACKOFF_MAX,
         clock: Callable[[], float] = time.monotonic,
         claims_interval: float = _CLAIMS_INTERVAL,
     ) -> None:
@@ -252,6 +297,7 @@ class KubeInventory:
         self._published_at = -claims_interval
         """When the last snapshot was published (``time.monotonic``)."""
         self._stale_after = stale_after
+        self._silent_after = silent_after
         self._page_size = page_size
         self._watch_timeout = watch_timeout
         self._backoff = (backoff_initial, backoff_max)
@@ -267,6 +313,8 @@ class KubeInventory:
         self._journal_broken = False
         self._reducer = ClaimReducer()
         self._dirty: asyncio.Event | None = None
+        self._devices_changed: asyncio.Event | None = None
+        """Set by every device event: it ends the pacing of a claims-only publish at once."""
         self.restarts = 0
         self.relists = 0
         self.builds = 0
@@ -290,11 +338,40 @@ class KubeInventory:
         return self._snapshot
 
     def last_sync_age(self) -> float | None:
-        """Seconds since the oldest of the per-resource confirmations (list, event, bookmark)."""
-        contacts = [s.last_contact for s in self._streams.values()]
-        if any(c is None for c in contacts):
+        """Seconds since the least recently confirmed device resource was confirmed (list, watch
+        opened, event, bookmark): what ``draguard_inventory_age_seconds`` shows.  A healthy quiet
+        watch is confirmed by a bookmark about every minute, so this stays under ~60 s; claims and
+        templates (optional) are left out.  None until every device resource was listed."""
+        contacts = [s.last_contact for s in self._streams.values() if not s.resource.held]
+        if not contacts or any(c is None for c in contacts):
             return None
         return max(0.0, self._clock() - min(c for c in contacts if c is not None))
+
+    def stale(self) -> tuple[str, float] | None:
+        """The first device resource whose watch makes the picture stale, and since when (this
+        inventory's clock); None while the picture is fresh (or not synced yet: that is
+        :meth:`problem`'s other case).
+
+        Stale: the watch has failed for :data:`STALE_AFTER_SECONDS` (``stale_after``) — since it
+        failed; or nothing confirmed the resource for ``silent_after`` + ``stale_after`` (a watch
+        whose silence was not noticed by its own read timeout) — since it was last confirmed."""
+        if not self.synced:
+            return None
+        now = self._clock()
+        for s in self._streams.values():
+            if s.resource.held:
+                continue  # claims unknown: nothing is "not now", answers about "ever" stand
+            if s.failing_since is not None and now - s.failing_since >= self._stale_after:
+                return s.resource.name, s.failing_since
+            if s.last_contact is not None and now - s.last_contact >= self._silent_after + self._stale_after:
+                return s.resource.name, s.last_contact
+        return None
+
+    def _since(self, moment: float) -> str:
+        """``moment`` (this inventory's clock) as a UTC time of day: answers' warnings are cut at
+        120 characters, and the time of day is what someone reading one live needs."""
+        wall = time.time() - (self._clock() - moment)
+        return time.strftime("%H:%M:%SZ", time.gmtime(wall))
 
     def problem(self) -> str | None:
         """Why satisfiability answers cannot be trusted right now (None when they can)."""
@@ -306,16 +383,31 @@ class KubeInventory:
                 errors.append(f"building the inventory failed: {self.build_error}")
             detail = f" ({'; '.join(errors)})" if errors else ""
             return f"inventory not synced with the API server yet{detail}"
+        found = self.stale()
+        if found is None:
+            return None
+        name, since = found
+        stream = self._streams[name]
+        what, why = ("failed", stream.last_error) if stream.last_error else ("went silent", "no event or bookmark")
+        # the time and the resource first: a warning shows the first 120 characters
+        return (f"inventory stale since {self._since(since)}: the {name} watch {what} "
+                f"({why}; {self._clock() - since:.0f}s ago, {self.config.server})")
+
+    def watch_health(self) -> dict[str, dict[str, Any]]:
+        """Per resource: whether its watch is open, seconds since the API server last confirmed it
+        (list, watch opened, event, bookmark; None before the first list), seconds it has been
+        failing (None when it is not) and the last error — for ``/readyz`` and the metrics."""
         now = self._clock()
-        for s in self._streams.values():
-            if s.resource.held:
-                continue  # claims unknown: nothing is "not now", answers about "ever" stand
-            if s.failing_since is not None and now - s.failing_since >= self._stale_after:
-                return (
-                    f"inventory may be stale: watching {s.resource.name} has failed for "
-                    f"{now - s.failing_since:.0f}s ({s.last_error})"
-                )
-        return None
+        return {
+            name: {
+                "connected": s.connected,
+                "lastContactAgeSeconds": None if s.last_contact is None else round(max(0.0, now - s.last_contact), 3),
+                "failingSeconds": None if s.failing_since is None else round(max(0.0, now - s.failing_since), 3),
+                "error": s.last_error,
+                "optional": bool(s.resource.held),
+            }
+            for name, s in self._streams.items()
+        }
 
     def findings(self) -> list[Finding]:
         """None: the API server decoded and validated every object it serves."""
@@ -332,6 +424,9 @@ class KubeInventory:
             "synced": self.synced,
             "problem": self.problem(),
             "last_sync_age_seconds": self.last_sync_age(),
+            "stale": self.stale() is not None,
+            "staleAfterSeconds": self._stale_after,
+            "watches": self.watch_health(),
             "restarts": self.restarts,
             "relists": self.relists,
             "objects": {name: len(s.objects) for name, s in self._streams.items()},
@@ -341,6 +436,7 @@ class KubeInventory:
     async def run(self) -> None:
         """List+watch every resource and keep the snapshot current until cancelled."""
         self._dirty = asyncio.Event()
+        self._devices_changed = asyncio.Event()
         try:
             client = make_client(self.config)
         except KubeError as exc:  # e.g. an unusable client certificate: nothing to retry
@@ -351,13 +447,40 @@ class KubeInventory:
             tasks = [asyncio.create_task(self._reflect(client, s), name=f"watch-{n}")
                      for n, s in self._streams.items()]
             tasks.append(asyncio.create_task(self._rebuild_loop(), name="inventory-rebuild"))
+            tasks.append(asyncio.create_task(self._watchdog(), name="inventory-watchdog"))
             await run_together(tasks)
 
     def _changed(self, stream: _Stream) -> None:
         if not stream.resource.held:
             self._devices_dirty = True
+            if self._devices_changed is not None:
+                self._devices_changed.set()
         if self._dirty is not None:
             self._dirty.set()
+
+    async def _watchdog(self) -> None:
+        """Log staleness the moment it starts and ends, and an API server that stays unreachable
+        (not synced, or stale) once a minute: ``problem()`` is computed where it is read, so
+        nothing else would say it until someone asks."""
+        reported: str | None = None  # the kind of problem last logged: "stale" or "not synced"
+        reported_at = 0.0
+        while True:
+            await asyncio.sleep(min(_WATCHDOG_TICK, self._stale_after / 4 or _WATCHDOG_TICK))
+            problem = self.problem()
+            now = self._clock()
+            if problem is None:
+                if reported is not None:
+                    log.warning(json.dumps({"msg": "inventory current again", "after": reported,
+                                            "server": self.config.server}))
+                reported = None
+                continue
+            kind = "inventory stale" if self.synced else "inventory not synced"
+            if kind == reported and now - reported_at < _REPORT_EVERY:
+                continue
+            if reported is None and not self.synced and not any(s.last_error for s in self._streams.values()):
+                continue  # still listing for the first time, nothing failed: not a problem to log yet
+            reported, reported_at = kind, now
+            log.error(json.dumps({"msg": kind, "server": self.config.server, "problem": problem}))
 
     def _keep(self, stream: _Stream, key: str, obj: dict[str, Any]) -> None:
         """Store a listed or watched object: raw, or reduced for claims and templates."""
@@ -453,11 +576,12 @@ class KubeInventory:
                 # that they never take more than about an eleventh of the process from the reviews
                 # (they share the GIL), and by what a new snapshot costs its readers
                 # (_CLAIMS_INTERVAL).  Allocations are "now" data behind a warning
-                # (CapacityInUse), never behind a denial: seconds of lag are fine.
+                # (CapacityInUse), never behind a denial: seconds of lag are fine.  A device
+                # event ends the wait at once: devices are behind denials, and are never paced.
                 since = time.monotonic() - self._published_at
                 wait = max(self._claims_pace - self._debounce, self._claims_interval - since)
-                if wait > 0:
-                    await asyncio.sleep(wait)
+                if wait > 0 and await self._devices_change_within(wait):
+                    await asyncio.sleep(self._debounce)  # the rest of the device burst
             self._dirty.clear()
             complete = all(s.listed for s in self._streams.values() if not s.resource.held)
             started = time.monotonic()
@@ -482,6 +606,21 @@ class KubeInventory:
             if complete:
                 self._snapshot_complete = True
 
+    async def _devices_change_within(self, seconds: float) -> bool:
+        """Wait up to ``seconds``; True as soon as a device event arrives (or has arrived)."""
+        event = self._devices_changed
+        if event is None:
+            await asyncio.sleep(seconds)
+            return self._devices_dirty
+        event.clear()
+        if self._devices_dirty:
+            return True
+        try:
+            await asyncio.wait_for(event.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
     def _claims_only(self) -> bool:
         """Whether the next snapshot is only the live claims published again: the devices did not
         change, and the claims are either kept live or not listed at all."""
@@ -493,6 +632,7 @@ class KubeInventory:
         backoff = Backoff(*self._backoff)
 
         async def failed(exc: Exception) -> None:
+            stream.connected = False
             self._note_failure(stream, exc)
             self.restarts += 1
             if isinstance(exc, (GoneError, MalformedWatchError)):
@@ -500,22 +640,32 @@ class KubeInventory:
                 self.relists += 1
                 if isinstance(exc, GoneError):
                     return  # at once: the data is fine, only the resume point is gone
+            if isinstance(exc, SilentWatchError):
+                return  # cut for its silence (see _watch): make it again at once
             await asyncio.sleep(backoff.next_delay())
 
         await reflect(needs_list=lambda: stream.resource_version is None, list_once=lambda: self._list(client, stream),
                       watch_once=lambda: self._watch(client, stream, backoff), failed=failed, backoff=backoff)
 
     def _note_failure(self, stream: _Stream, exc: BaseException) -> None:
-        stream.last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        if stream.failing_since is None:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        stream.last_error = error
+        first = stream.failing_since is None
+        if first:
             stream.failing_since = self._clock()
-        log.warning(json.dumps({"msg": "watch restart", "resource": stream.resource.name,
-                                "error": stream.last_error}))
+        # the first failure of a run of them is a warning; the watchdog reports one that lasts
+        level = logging.WARNING if first else logging.DEBUG
+        log.log(level, json.dumps({"msg": "watch restart", "resource": stream.resource.name,
+                                   "server": self.config.server, "error": error}))
 
     def _note_contact(self, stream: _Stream) -> None:
         stream.last_contact = self._clock()
         stream.failing_since = None
         stream.last_error = ""
+
+    def _opened(self, stream: _Stream) -> None:
+        stream.connected = True
+        self._note_contact(stream)
 
     async def _list(self, client: httpx.AsyncClient, stream: _Stream) -> None:
         objects: dict[str, Any] = {}
@@ -542,12 +692,19 @@ class KubeInventory:
         self._changed(stream)
 
     async def _watch(self, client: httpx.AsyncClient, stream: _Stream, backoff: Backoff) -> None:
+        """One watch until it ends; the read timeout is ``silent_after``: a watch that brings no
+        byte for that long (a healthy one has a bookmark every minute) is cut as broken."""
         events = watch_events(client, stream.resource.path, resource_version=stream.resource_version,
                               timeout_seconds=self._watch_timeout, headers={"Accept": stream.resource.accept(watch=True)},
-                              on_open=lambda: self._note_contact(stream))
-        async for event in events:
-            self._apply(stream, event)
-            backoff.reset()
+                              on_open=lambda: self._opened(stream), read_timeout=self._silent_after)
+        try:
+            async for event in events:
+                self._apply(stream, event)
+                backoff.reset()
+        except httpx.ReadTimeout as exc:
+            raise SilentWatchError(f"no event or bookmark for {self._silent_after:g}s") from exc
+        finally:
+            stream.connected = False
 
     def _apply(self, stream: _Stream, event: dict[str, Any]) -> None:
         etype = event["type"]

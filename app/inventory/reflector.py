@@ -184,11 +184,14 @@ async def watch_events(
     params: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
     on_open: Callable[[], None] | None = None,
+    read_timeout: float | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """The events of one watch from ``resource_version`` with bookmarks (``ADDED``, ``MODIFIED``,
     ``DELETED``, ``BOOKMARK``), until the server ends it after a random ``timeout_seconds`` (a
     range, so many watchers do not reconnect together).  ``on_open`` runs once the server has
-    accepted the watch.  An ``ERROR`` event raises (:class:`GoneError` for an expired version)."""
+    accepted the watch.  An ``ERROR`` event raises (:class:`GoneError` for an expired version).
+    ``read_timeout``: seconds without a byte after which :class:`httpx.ReadTimeout` ends the watch
+    (the API server sends a bookmark about every minute; default: the watch's own timeout + 30 s)."""
     timeout = random.randint(*timeout_seconds)
     query: dict[str, str | int] = {
         "watch": "true",
@@ -197,7 +200,8 @@ async def watch_events(
         "timeoutSeconds": timeout,
         **(params or {}),
     }
-    req_timeout = httpx.Timeout(connect=5.0, read=timeout + 30.0, write=10.0, pool=5.0)
+    read = read_timeout if read_timeout is not None else timeout + 30.0
+    req_timeout = httpx.Timeout(connect=5.0, read=read, write=10.0, pool=5.0)
     async with client.stream("GET", path, params=query, timeout=req_timeout, headers=dict(headers or {})) as resp:
         if resp.status_code != 200:
             await resp.aread()

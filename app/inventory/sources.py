@@ -21,15 +21,16 @@ A path that does not exist is a usage error (exit 2) in both.
 from __future__ import annotations
 
 import time
-from types import MappingProxyType
 from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..k8s import DEFAULT_TARGET, INVENTORY_KINDS, Finding, Target
 from .build import build_inventory
 from .claims import CLAIM_KINDS, ClaimReducer
 from .cluster import HeldClaim, ObjectKey
-from .files import iter_paths
+from .conflicts import IdentityLedger, Occurrence, essence_key, identity_of
+from .files import STDIN_NAME, InputError, iter_paths
 from .held import with_cluster
 from .packed import PackedObjects
 from .snapshot import Inventory
@@ -129,7 +130,11 @@ class StaticInventory:
         self._reducer = ClaimReducer()
         self.target = target
         self._other_targets: dict[object, Inventory] = {}
+        self._ledger = IdentityLedger()
         snapshot = build_inventory(self._read(stdin_text), target=target)
+        if self._ledger.conflicts:
+            snapshot = self._settle_conflicts()
+        del self._ledger
         self._snapshot = self._with_claims(snapshot)
         self._loaded_at = time.monotonic()
 
@@ -166,10 +171,44 @@ class StaticInventory:
             self._findings.extend(part.findings)
             for doc in part.documents:
                 if doc.kind in INVENTORY_KINDS:
+                    verdict, _ = self._offer(doc, len(self._objects))
+                    if verdict == "same":
+                        continue  # an identical copy (the same object listed twice): used once
                     self._objects.append_packed(PackedObjects.pack(doc.obj))
-                    yield doc.obj
+                    if verdict == "new":
+                        yield doc.obj
+                    # a conflicting variant is kept aside: _settle_conflicts picks one after the build
                 elif doc.kind in CLAIM_KINDS and isinstance(doc.obj, dict):
-                    self._keep_claim(doc.kind, doc.obj)
+                    verdict, wins = self._offer(doc, -1)
+                    if verdict == "new" or (verdict == "conflict" and wins):
+                        self._keep_claim(doc.kind, doc.obj)
+
+    def _offer(self, doc: Any, slot: int) -> tuple[str, bool]:
+        """The ledger's verdict on one document (:mod:`.conflicts`); a nameless object is always new."""
+        identity = identity_of(doc.obj) if isinstance(doc.obj, Mapping) else None
+        if identity is None:
+            return "new", True
+        where = Occurrence(doc.source, doc.index, doc.item, slot=slot)
+        earlier = (lambda occ: self._objects[occ.slot]) if slot >= 0 else None
+        verdict, wins = self._ledger.offer(identity, doc.obj, where, earlier)
+        if verdict == "conflict":
+            where.line = doc.line
+        return verdict, wins
+
+    def _settle_conflicts(self) -> Inventory:
+        """Different objects of one identity were read: keep the variant :mod:`.conflicts` picks
+        (whatever the order of the inputs), build again from the kept objects, and report each
+        identity once, naming every source."""
+        ledger = self._ledger
+        winners = ledger.winners()
+        dropped = {occ.slot for ident, seen in ledger.conflicts.items() for occ in seen.variants.values()
+                   if occ.slot >= 0 and occ is not winners[ident]}
+        self._objects = PackedObjects(obj for i, obj in enumerate(self._objects) if i not in dropped)
+        for source, wanted in ledger.unlocated().items():
+            if source != STDIN_NAME:
+                _locate(source, wanted)
+        self._findings.extend(ledger.findings())
+        return build_inventory(iter(self._objects), target=self.target)
 
     def _keep_claim(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "ResourceClaim":
@@ -205,6 +244,10 @@ class StaticInventory:
     def problem(self) -> str | None:
         if not self._findings:
             return None
+        conflict = next((f for f in self._findings if "identity" in f.details), None)
+        if conflict is not None:
+            return (f"inventory ambiguous: {conflict.kind} {conflict.name} is defined differently in "
+                    f"{' and '.join(conflict.details['sources'])}")
         first = self._findings[0]
         where = f"{first.file}:{first.line}" if first.line else first.file
         more = f" and {len(self._findings) - 1} more" if len(self._findings) > 1 else ""
@@ -234,6 +277,22 @@ class StaticInventory:
         return None
 
 
+def _locate(source: str, wanted: dict[tuple[tuple[str, str, str], str], Occurrence]) -> None:
+    """Read ``source`` once more to find the lines of the conflicting variants first read there
+    (their documents were let go as they streamed past; only a conflict needs them again)."""
+    try:
+        for part in iter_paths([source]):
+            for doc in part.documents:
+                identity = identity_of(doc.obj) if isinstance(doc.obj, Mapping) else None
+                if identity is None:
+                    continue
+                occ = wanted.get((identity, essence_key(doc.obj)))
+                if occ is not None and not occ.line:
+                    occ.line = doc.line
+    except InputError:
+        return  # the finding then names the document's number instead of its line
+
+
 def open_inventory(
     paths: Sequence[str] = (),
     *,
@@ -241,6 +300,7 @@ def open_inventory(
     stdin_text: str | None = None,
     target: Target = DEFAULT_TARGET,
     disk_cache: bool = False,
+    stale_after: float | None = None,
 ) -> InventorySource:
     """The source for a door's flags: files, the API server, or nothing.
 
@@ -254,7 +314,7 @@ def open_inventory(
     if kube_config is not None:
         from .kube import KubeInventory  # httpx only when a cluster is asked for
 
-        return KubeInventory(kube_config)
+        return KubeInventory(kube_config) if stale_after is None else KubeInventory(kube_config, stale_after=stale_after)
     if paths and disk_cache and stdin_text is None:
         from .filecache import cached_build
 

@@ -59,12 +59,13 @@ import orjson
 
 from ..inventory import BoundedCache, Inventory, InventorySource
 from ..k8s import exceeded_on_thread
+from ..report.admission import limit_warnings
 from ..review import ObjectReview, ReviewOptions
 from ..validation import valid_object_names
 from .webhook import AdmissionCall, Answer, Route, answer_for, review_object
 
 __all__ = ["MAX_BODY_BYTES", "MEMO_WEIGHT", "VOLATILE_METADATA", "AnswerMemo", "MemoKey", "Remembered", "answer_call", "complete", "lookup", "memo_key",
-           "review_and_remember"]
+           "review_and_remember", "stale_problem"]
 
 MEMO_WEIGHT = 4096
 """Weight units of the memo: one per entry plus one per KiB of its findings' text."""
@@ -234,6 +235,8 @@ class AnswerMemo:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.stale_decisions: dict[tuple[str, str], int] = {}
+        """``/validate`` answers made while the live inventory was stale, by (decision, reason)."""
 
     def _owns(self, snapshot: Inventory, options: object) -> bool:
         owner = self._owner
@@ -274,6 +277,12 @@ class AnswerMemo:
         return {"entries": len(cache), "weight": cache.weight, "limit": cache.budget, "hits": self.hits,
                 "misses": self.misses, "evictions": cache.evictions}
 
+    def note_stale(self, answer: Answer) -> None:
+        """Count one answer made while the inventory was stale (``draguard_stale_decisions_total``)."""
+        key = (answer.decision, answer.reason or "none")
+        with self._lock:
+            self.stale_decisions[key] = self.stale_decisions.get(key, 0) + 1
+
 
 def complete(review: ObjectReview, *, seconds: float, exceeded: int, search_deadline: float | None) -> bool:
     """Whether ``review`` may be remembered: nothing cut it short.
@@ -311,7 +320,39 @@ def review_and_remember(memo: AnswerMemo, call: AdmissionCall, route: Route, sou
             review, seconds=time.monotonic() - started, exceeded=exceeded_on_thread() - before,
             search_deadline=options.deadline_seconds):
         memo.put(key, snapshot, generation, review, current=source.snapshot() is snapshot)
-    return answer_for(call, route, review)
+    answer = answer_for(call, route, review)
+    stale = stale_problem(source, problem)
+    if stale is not None and route == "validate":
+        _mark_stale(answer, stale)
+        memo.note_stale(answer)
+    return answer
+
+
+# ---------------------------------------------------------------- a stale live inventory (issue #36)
+def stale_problem(source: object, problem: str | None) -> str | None:
+    """``problem`` when it is that of a live source whose picture went stale after it synced
+    (its ``stale()`` says so; a wrapper such as ``WithPotential`` is looked through by its
+    ``inner``), else None: an unsynced start or a file's unreadable document is not staleness."""
+    if problem is None:
+        return None
+    for _ in range(4):  # wrappers nest a few deep at most
+        probe = getattr(source, "stale", None)
+        if callable(probe):
+            return problem if probe() is not None else None
+        source = getattr(source, "inner", None)
+        if source is None:
+            break
+    return None
+
+
+def _mark_stale(answer: Answer, problem: str) -> None:
+    """Every ``/validate`` answer made from a stale picture says so, first among its warnings (a
+    claim's or pod's ``SatisfiabilityUnknown`` already carries it: not twice).  The pipeline made
+    no satisfiability answer at all, so no denial comes from the stale picture."""
+    warnings = list(answer.response.get("warnings") or [])
+    lead = problem.split(": ", 1)[0]  # "inventory stale since 12:03:04Z"
+    if not any(lead in w for w in warnings):
+        answer.response["warnings"] = limit_warnings([f"draguard: {problem}", *warnings])
 
 
 def answer_call(memo: AnswerMemo, call: AdmissionCall, route: Route, source: InventorySource, options: ReviewOptions,

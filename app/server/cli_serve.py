@@ -35,6 +35,7 @@ from ..inventory import (
     open_inventory,
 )
 from ..inventory.clusterversion import RECHECK_SECONDS, ClusterTarget, detect
+from ..inventory.kube import STALE_AFTER_SECONDS
 from ..k8s import DraguardError, FeatureGateError, Reason, Target, bulk_allocation, parse_target
 from ..k8s.features import DEFAULT_VERSION, VERSION_METAVAR
 from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
@@ -73,11 +74,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kube", action="store_true",
                         help="live inventory: list+watch the API server (in-cluster credentials)")
     parser.add_argument("--kubeconfig", help="live inventory from this kubeconfig (implies --kube)")
+    parser.add_argument("--stale-after-seconds", type=float, default=STALE_AFTER_SECONDS, metavar="S",
+                        help="with --kube/--kubeconfig: how long a device watch may stay failed before the "
+                             "inventory is stale — then nothing is denied from it and every answer warns "
+                             f"(default {STALE_AFTER_SECONDS:g})")
     parser.add_argument("--allow-insecure-kubeconfig", action="store_true",
                         help="accept a kubeconfig cluster with insecure-skip-tls-verify (refused otherwise)")
     parser.add_argument("--deny", default=None, metavar="REASON,...",
-                        help="finding reasons that deny at the webhook (default Unsatisfiable): Unsatisfiable, "
-                             "SelectorRuntimeError, Lint* policies, or none; every other error is a warning")
+                        help=f"finding reasons that deny at the webhook (default {','.join(sorted(DEFAULT_DENY))}): "
+                             "Unsatisfiable, SelectorRuntimeError, Lint* policies, or none; every other error is a "
+                             "warning")
     parser.add_argument("--unsatisfiable", choices=["deny", "warn"], default=None,
                         help="deprecated: same as adding Unsatisfiable to (deny) or removing it from (warn) --deny")
     parser.add_argument("--no-mutate", action="store_true", help="/mutate never patches")
@@ -161,7 +167,8 @@ def _inventory(args: argparse.Namespace, target: Target) -> InventorySource:
         raise UsageError("use either --inventory or --kube/--kubeconfig, not both")
     try:
         with bulk_allocation():  # the start-up build: a big tree of survivors
-            source = open_inventory(args.inventory, kube_config=_kube_config(args), target=target)
+            source = open_inventory(args.inventory, kube_config=_kube_config(args), target=target,
+                                    stale_after=args.stale_after_seconds)
     except InputError as exc:
         raise UsageError(f"--inventory: {exc}") from exc
     if args.potential_inventory:
@@ -209,6 +216,8 @@ def build_state(args: argparse.Namespace) -> ServerState:
     """The server state for parsed ``serve`` flags; raises :class:`UsageError`."""
     if bool(args.tls_cert) != bool(args.tls_key):
         raise UsageError("--tls-cert and --tls-key go together")
+    if not args.stale_after_seconds > 0:
+        raise UsageError("--stale-after-seconds must be positive")
     if not 0 < args.deadline_seconds <= 29:
         raise UsageError("--deadline-seconds must be in (0, 29]: the webhook timeout is at most 30s")
     rotator = _self_managed(args) if getattr(args, "cert_secret", None) else None

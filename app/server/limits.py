@@ -10,7 +10,10 @@ its own subclass of uvicorn's httptools protocol, which
   past the limit is ever buffered;
 * answers **408** and closes a connection whose request headers are not complete within
   ``header_timeout_seconds`` of its opening or of the request's first byte (Go's
-  ``ReadHeaderTimeout``; the API server's webhook client sends its headers at once);
+  ``ReadHeaderTimeout``; the API server's webhook client sends its headers at once) — except
+  a connection that never sent a byte: clients (the API server among them) open connections
+  ahead of need and leave some unused, which is no refusal; such a connection is closed
+  quietly at the same time, as Go's server does, and only counted (``idle_closed``);
 * answers **429** (``Retry-After: 1``) to a connection beyond ``max_connections`` and closes
   it, so one client opening thousands of sockets cannot starve the others.
 
@@ -50,6 +53,8 @@ class ConnectionGuard:
 
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
     refused: dict[str, int] = field(default_factory=dict)
+    idle_closed: int = 0
+    """Connections closed at the header timeout without having sent a byte (not refusals)."""
 
     def count(self, reason: str) -> None:
         self.refused[reason] = self.refused.get(reason, 0) + 1
@@ -74,6 +79,7 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._refused = False
+            self._sent_anything = False  # any byte of any request on this connection
             self._awaiting_headers = True
             self._received_before_headers = 0  # raw bytes, bounds what the parser buffers
             self._header_bytes = 0  # request line + header lines, exact once headers are complete
@@ -87,9 +93,8 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
             self._refused = True
             self._cancel_header_timer()
             guard.count(reason)
-            client = f"{self.client[0]}:{self.client[1]}" if self.client else ""
             log.warning(json.dumps({"msg": "connection refused", "code": code, "reason": reason,
-                                    "client": client}))
+                                    "client": self._client_text()}))
             if not self.transport.is_closing():
                 self.transport.write(_status_bytes(code, reason, message, extra))
                 self.transport.close()
@@ -126,9 +131,25 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
             self._headers_too_slow()
 
         def _headers_too_slow(self) -> None:
+            if not self._sent_anything:
+                self._close_idle()
+                return
             if self._awaiting_headers and (self.cycle is None or self.cycle.response_complete):
                 self._refuse(408, "Timeout",
                              f"request headers not received within {limits.header_timeout_seconds:g}s")
+
+        def _close_idle(self) -> None:
+            """A connection opened and never used: closed without an answer or a warning."""
+            if self._refused:
+                return
+            self._refused = True
+            guard.idle_closed += 1
+            log.debug(json.dumps({"msg": "idle connection closed", "client": self._client_text()}))
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def _client_text(self) -> str:
+            return f"{self.client[0]}:{self.client[1]}" if self.client else ""
 
         # ------------------------------------------------------------ protocol events
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -147,6 +168,7 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
         def data_received(self, data: bytes) -> None:
             if self._refused:
                 return
+            self._sent_anything = True
             if self._awaiting_headers:
                 self._received_before_headers += len(data)
             super().data_received(data)

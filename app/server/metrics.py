@@ -23,6 +23,13 @@ Series, and why they are split the way they are:
 * ``draguard_connections_refused_total{reason}``: connections the protocol guard
   (:mod:`app.server.limits`) refused before the app saw them — read from the guard at scrape time.
 
+* Live inventory freshness (README "Live inventory: how fresh, and what happens when it is not"):
+  ``draguard_inventory_stale`` (1 while no denial is made from the picture),
+  ``draguard_watch_connected{resource}``, ``draguard_watch_last_contact_age_seconds{resource}``
+  (since the last list, watch start, event or bookmark: a healthy quiet watch has a bookmark
+  about every minute) and ``draguard_stale_decisions_total{decision,reason}`` (``/validate``
+  answers made while stale; ``decision="denied",reason="Unsatisfiable"`` must stay 0).
+
 ``_created`` series are switched off (:func:`prometheus_client.disable_created_metrics`): they
 double the series count and no dashboard reads them.
 """
@@ -68,9 +75,19 @@ class _LiveCollector(Collector):
         age = s.get("age")
         if age is not None:
             yield GaugeMetricFamily("draguard_inventory_age_seconds",
-                                    "seconds since the inventory was last confirmed current", value=float(age))
+                                    "seconds since the least recently confirmed device resource was confirmed "
+                                    "(list, watch start, event or bookmark)", value=float(age))
         yield CounterMetricFamily("draguard_watch_restarts", "list/watch restarts after errors",
                                   value=float(s.get("restarts", 0)))
+        if "watches" in s:
+            yield from _watch_metrics(s["watches"], bool(s.get("stale")))
+        if "stale_decisions" in s:
+            stale = CounterMetricFamily("draguard_stale_decisions", "/validate answers made while the live inventory "
+                                        "was stale, by decision and reason (no denial of reason Unsatisfiable: "
+                                        "none is made from a stale picture)", labels=["decision", "reason"])
+            for (decision, reason), count in sorted(s["stale_decisions"].items()):
+                stale.add_metric([decision, reason], float(count))
+            yield stale
         refused = CounterMetricFamily("draguard_connections_refused",
                                       "connections refused by a protocol limit, by reason (RequestHeaderFields"
                                       "TooLarge, Timeout: headers too slow, TooManyRequests: connection limit)",
@@ -78,6 +95,9 @@ class _LiveCollector(Collector):
         for reason, count in sorted(s.get("connections_refused", {}).items()):
             refused.add_metric([reason], float(count))
         yield refused
+        yield CounterMetricFamily("draguard_connections_idle_closed", "connections closed at the header timeout "
+                                  "that never sent a byte (opened ahead of need; not refusals)",
+                                  value=float(s.get("connections_idle_closed", 0)))
         if "answer_memo" in s:
             yield from _memo_metrics(s["answer_memo"])
         if "cert_not_after" in s:
@@ -104,6 +124,24 @@ class _LiveCollector(Collector):
             yield CounterMetricFamily("draguard_self_managed_cert_errors",
                                       "failed self-managed certificate rounds (API errors, RBAC, missing Secret)",
                                       value=float(s["selfcert_errors"]))
+
+
+def _watch_metrics(watches: dict[str, dict[str, Any]], stale: bool) -> Iterator[Any]:
+    """Per watched resource: connected, and seconds since the API server last confirmed it."""
+    yield GaugeMetricFamily("draguard_inventory_stale", "1 while the live inventory is stale: a device watch failed "
+                            "(or went silent) for longer than the stale bound; no denial is made meanwhile",
+                            value=1.0 if stale else 0.0)
+    connected = GaugeMetricFamily("draguard_watch_connected", "1 while the watch of the resource is open",
+                                  labels=["resource"])
+    age = GaugeMetricFamily("draguard_watch_last_contact_age_seconds", "seconds since the API server last confirmed "
+                            "the resource (list, watch start, event or bookmark; bookmarks come about every minute)",
+                            labels=["resource"])
+    for name, w in sorted(watches.items()):
+        connected.add_metric([name], 1.0 if w.get("connected") else 0.0)
+        if w.get("lastContactAgeSeconds") is not None:
+            age.add_metric([name], float(w["lastContactAgeSeconds"]))
+    yield connected
+    yield age
 
 
 def _memo_metrics(m: dict[str, Any]) -> Iterator[Any]:

@@ -112,8 +112,11 @@ class ServerState:
             "pools": getattr(snap, "pool_count", 0) if snap is not None else 0,
             "age": self.inventory.last_sync_age(),
             "restarts": getattr(self.inventory, "restarts", 0),
+            **_watch_stats(self.inventory),
             "connections_refused": dict(self.guard.refused),
+            "connections_idle_closed": self.guard.idle_closed,
             "answer_memo": self.answers.stats(),
+            "stale_decisions": dict(self.answers.stale_decisions),
         }
         if self.tls is not None:
             out["cert_not_after"] = self.tls.not_after_ts
@@ -126,3 +129,17 @@ class ServerState:
             out["selfcert_rotations"] = self.self_managed.rotations
             out["selfcert_errors"] = self.self_managed.errors
         return out
+
+
+def _watch_stats(source: object) -> dict[str, Any]:
+    """A live source's per-resource watch health and staleness (``KubeInventory.watch_health``,
+    looked up through wrappers by their ``inner``); nothing for sources that do not watch."""
+    for _ in range(4):
+        health = getattr(source, "watch_health", None)
+        if callable(health):
+            stale = getattr(source, "stale", None)
+            return {"watches": health(), "stale": bool(callable(stale) and stale() is not None)}
+        source = getattr(source, "inner", None)
+        if source is None:
+            break
+    return {}

@@ -12,6 +12,10 @@ chunked streams that end or break, ``410 Gone`` as a status and as an ERROR even
 
 The test thread mutates :class:`FakeCluster` (under a lock); watch streams poll it every few
 milliseconds.  Faults are queued per resource and consumed by the next watch that sees them.
+Like the real one, a watch that asked for bookmarks gets one when it has been sent nothing for
+``bookmark_every`` seconds (the real API server: about a minute; 0 here by default: none);
+:meth:`FakeCluster.go_down` is an API server that goes away (every open watch cut, every request
+503) and :meth:`FakeCluster.come_back` its return.
 """
 
 from __future__ import annotations
@@ -102,6 +106,27 @@ class FakeCluster:
     metrics_text: str | None = None
     # queued HTTP statuses per (verb, plural), answered (and consumed) by the next such request
     object_faults: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    bookmark_every: float = 0.0  # seconds of nothing sent after which a watch gets a BOOKMARK (0: never)
+    watch_generation: int = 0  # bumped by drop_watches(): every watch opened before it is cut
+    open_watches: dict[str, int] = field(default_factory=lambda: {name: 0 for name in PATHS})
+
+    def drop_watches(self) -> None:
+        """Cut every open watch at once, as an API server process that dies does."""
+        with self.lock:
+            self.watch_generation += 1
+
+    def go_down(self) -> None:
+        """The API server goes away: open watches are cut and every new request gets 503."""
+        self.available = False
+        self.drop_watches()
+
+    def come_back(self) -> None:
+        self.available = True
+
+    def watching(self, resource: str) -> int:
+        """How many watches of ``resource`` are open now."""
+        with self.lock:
+            return self.open_watches[resource]
 
     def object_fault(self, verb: str, plural: str, *statuses: int) -> None:
         """Answer the next ``len(statuses)`` ``verb`` requests on ``plural`` with these statuses
@@ -175,7 +200,8 @@ class FakeCluster:
     def fault(self, resource: str, kind: str) -> None:
         """Queue a fault for the next watch of ``resource``: ``drop`` (cut the connection
         after sending pending events), ``gone`` (ERROR event 410), ``malformed`` (a line of
-        garbage), ``end`` (end the stream cleanly as on timeoutSeconds)."""
+        garbage), ``end`` (end the stream cleanly as on timeoutSeconds), ``stall`` (send nothing
+        more, bookmarks neither, and keep the connection open: a silently broken path)."""
         with self.lock:
             self.faults[resource].append(kind)
 
@@ -260,28 +286,48 @@ async def _watch(cluster: FakeCluster, resource: str, params: dict[str, str], me
         sent = since
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
-        while loop.time() < end and not cluster.closing:
-            for rv, etype, obj in cluster._events_after(resource, sent):
-                sent = rv
-                if etype == "BOOKMARK" and not bookmarks:
+        last_sent = loop.time()
+        with cluster.lock:
+            generation = cluster.watch_generation
+            cluster.open_watches[resource] += 1
+        try:
+            while loop.time() < end and not cluster.closing:
+                if cluster.watch_generation != generation:
+                    raise _Abort("every watch cut by the fake API server")
+                for rv, etype, obj in cluster._events_after(resource, sent):
+                    sent = rv
+                    if etype == "BOOKMARK" and not bookmarks:
+                        continue
+                    if selector and etype != "BOOKMARK" and not _field_selected(obj, selector):
+                        etype = "DELETED"  # as the real one: an object that stops matching leaves the watch
+                    if meta_only and etype != "BOOKMARK":
+                        obj = _metadata_only(obj)
+                    last_sent = loop.time()
+                    yield (json.dumps({"type": etype, "object": obj}) + "\n").encode()
+                if bookmarks and cluster.bookmark_every and loop.time() - last_sent >= cluster.bookmark_every:
+                    last_sent = loop.time()
+                    mark = {"kind": PATHS[resource][2], "apiVersion": PATHS[resource][1],
+                            "metadata": {"resourceVersion": str(sent)}}
+                    yield (json.dumps({"type": "BOOKMARK", "object": mark}) + "\n").encode()
+                fault = cluster._take_fault(resource)
+                if fault == "drop":
+                    raise _Abort("connection dropped by the fake API server")
+                if fault == "gone":
+                    yield (json.dumps({"type": "ERROR", "object": _status(410, "Expired", "too old")}) + "\n").encode()
+                    return
+                if fault == "malformed":
+                    yield b'{"type": "ADDED", "object": \n'
                     continue
-                if selector and etype != "BOOKMARK" and not _field_selected(obj, selector):
-                    etype = "DELETED"  # as the real one: an object that stops matching leaves the watch
-                if meta_only and etype != "BOOKMARK":
-                    obj = _metadata_only(obj)
-                yield (json.dumps({"type": etype, "object": obj}) + "\n").encode()
-            fault = cluster._take_fault(resource)
-            if fault == "drop":
-                raise _Abort("connection dropped by the fake API server")
-            if fault == "gone":
-                yield (json.dumps({"type": "ERROR", "object": _status(410, "Expired", "too old")}) + "\n").encode()
-                return
-            if fault == "malformed":
-                yield b'{"type": "ADDED", "object": \n'
-                continue
-            if fault == "end":
-                return
-            await asyncio.sleep(0.005)
+                if fault == "end":
+                    return
+                if fault == "stall":
+                    while loop.time() < end and not cluster.closing and cluster.watch_generation == generation:
+                        await asyncio.sleep(0.02)
+                    raise _Abort("stalled watch cut by the fake API server")
+                await asyncio.sleep(0.005)
+        finally:
+            with cluster.lock:
+                cluster.open_watches[resource] -= 1
 
     return StreamingResponse(body(), media_type="application/json")
 
