@@ -18,11 +18,13 @@ Namespace objects supply namespace labels for the admin-access rule.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ..capacity.names import capacity_names_for
 from ..inventory import EMPTY_CLUSTER, Inventory, InventoryBuilder, carry_cluster
 from ..k8s import (
     DEFAULT_TARGET,
@@ -488,6 +490,24 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
 
 
 # ---------------------------------------------------------------------------- doors
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _in_target_names(review: _F) -> _F:
+    """Run a door's review with capacity request names resolved as its target's allocator does
+    (:func:`~app.capacity.names.capacity_names_for`: 1.38 also finds ``<driver>/<name>``): the
+    claim checks, the pod checks and the rechecks inside it then agree with that allocator."""
+
+    @functools.wraps(review)
+    def scoped(*args: Any, **kwargs: Any) -> Any:
+        options = kwargs.get("options", ReviewOptions())
+        with capacity_names_for(options.target):
+            return review(*args, **kwargs)
+
+    return cast(_F, scoped)
+
+
+@_in_target_names
 def review_documents(
     documents: Sequence[Document],
     *,
@@ -853,6 +873,7 @@ def _unchecked_satisfiability(
     return f"satisfiability was not checked: the inventory {what}", finding
 
 
+@_in_target_names
 def review_admission(
     *,
     kind: str,

@@ -146,6 +146,15 @@ def plain_notes(notes: tuple[Note, ...]) -> bool:
 
 def recheck(check: Check, inventory: Inventory, *, deadline_seconds: float | None, strict: bool,
             target: Target) -> Check | None:
+    """:func:`_recheck`, with capacity request names resolved as ``target``'s allocator does."""
+    from ..capacity.names import capacity_names_for
+
+    with capacity_names_for(target):
+        return _recheck(check, inventory, deadline_seconds=deadline_seconds, strict=strict, target=target)
+
+
+def _recheck(check: Check, inventory: Inventory, *, deadline_seconds: float | None, strict: bool,
+             target: Target) -> Check | None:
     """The two answers of ``check``'s request or spec on ``inventory``, asked as the pipeline asks
     them (one budget for both, :func:`~app.review.pipeline._review_budget`'s); ``check`` itself
     when they are equal; None when the budget ran out or an answer was cut short — the caller then

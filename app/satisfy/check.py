@@ -19,7 +19,7 @@ from ..capacity.names import qualified_capacity_names
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from ..k8s import Budget, Note, Path, Reason, ResourceClaimSpec, Severity
 from .candidates import Candidates, Status, candidates_for, candidates_key
-from .constraints import ConstraintState, build_constraints, in_scope, lookup_attribute
+from .constraints import ConstraintState, build_constraints, in_scope, lookup_attribute, modelled_constraints
 from .doubts import find_doubts
 from .explain import explain_alternative, explain_combination
 from .notes import capacity_notes
@@ -53,8 +53,9 @@ class Problem:
         for c in self.cands.values():
             unique.setdefault(id(c), c)
         self.unique = list(unique.values())
-        self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for s in self.specs for c in s.devices.constraints)
-        self.distinct = [(i, c) for i, s in enumerate(self.specs) for c in s.devices.constraints if c.distinct_attribute]
+        self.modelled = [modelled_constraints(s) for s in self.specs]
+        self.attrs = tuple(c.match_attribute or c.distinct_attribute or "" for cs in self.modelled for c in cs)
+        self.distinct = [(i, c) for i, cs in enumerate(self.modelled) for c in cs if c.distinct_attribute]
         self.exact_distinct = all(self._set_semantics(i, c.requests) for i, c in self.distinct)
         reads: set[tuple[str, str]] | None = set()
         for c in self.unique:
@@ -74,7 +75,7 @@ class Problem:
 
     def constraints(self) -> list[ConstraintState]:
         """Fresh constraint states of every claim (each tagged with its claim)."""
-        return [c for i, s in enumerate(self.specs) for c in build_constraints(s.devices.constraints, i)]
+        return [c for i, cs in enumerate(self.modelled) for c in build_constraints(cs, i)]
 
     def _set_semantics(self, claim: int, scope: Sequence[str]) -> bool:
         """1.36's per-request distinct state equals "all different" when each request picks one device."""
@@ -401,7 +402,7 @@ def _unsat_note(claim: Problem, results: list[tuple[NodeGroup, Outcome, bool]]) 
             best_group, best = g, o
     constraint_specs = [
         (c.distinct_attribute or c.match_attribute or "", frozenset(c.requests), bool(c.distinct_attribute))
-        for c in claim.spec.devices.constraints
+        for c in claim.modelled[0]
         if c.distinct_attribute or c.match_attribute
     ]
     message = explain_combination(plans, claim.cands, inventory, constraint_specs, best, best_group.label if best_group else "-")

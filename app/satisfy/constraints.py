@@ -27,7 +27,7 @@ from collections.abc import Collection, Sequence
 
 from ..cel import LIST_KINDS
 from ..inventory import AttrValue, DeviceRecord
-from ..k8s import DeviceConstraint
+from ..k8s import DeviceConstraint, ResourceClaimSpec
 from .plan import Alternative
 
 __all__ = [
@@ -119,6 +119,25 @@ class ConstraintState:
         raise NotImplementedError
 
 
+def _match_key(value: AttrValue) -> AttrValue:
+    """What ``matchAttribute`` compares: a version without its build metadata (``1.2.3+abc`` and
+    ``1.2.3+def`` are equal semantic versions; Kubernetes 1.38 compares them so, earlier
+    allocators compared the whole text — ignoring it everywhere only lets more devices match, so
+    no target gets a denial its allocator would not make)."""
+    kind, v = value
+    if kind == "version" and isinstance(v, str) and "+" in v:
+        return kind, v.split("+", 1)[0]
+    return value
+
+
+def _match_set(value: AttrValue) -> ValueSet:
+    """:func:`as_set` with versions compared as :func:`_match_key` compares them."""
+    kind, members = as_set(value)
+    if kind != "version":
+        return kind, members
+    return kind, frozenset(m.split("+", 1)[0] if isinstance(m, str) else m for m in members)
+
+
 class MatchState(ConstraintState):
     def __init__(self, constraint: DeviceConstraint, attribute: str, claim: int = 0) -> None:
         super().__init__(constraint, attribute, claim)
@@ -134,13 +153,13 @@ class MatchState(ConstraintState):
         if self.count == 0 or agreed is None:
             self.value = got
         elif is_list(got) or is_list(agreed):
-            current = as_set(agreed)
-            narrowed = _intersection(current, as_set(got))
+            current = _match_set(agreed)
+            narrowed = _intersection(current, _match_set(got))
             if not narrowed:
                 return False
             self.stack.append(agreed)
             self.value = (_SET, (current[0], narrowed))
-        elif got != agreed:
+        elif _match_key(got) != _match_key(agreed):
             return False
         else:
             self.stack.append(agreed)
@@ -178,6 +197,29 @@ class DistinctState(ConstraintState):
 
     def state_key(self) -> object:
         return (self.count, tuple(sorted(self.values.items(), key=lambda kv: kv[0])))
+
+
+def derived_names(spec: ResourceClaimSpec) -> frozenset[str]:
+    """The names of the claim's derived attributes (``DRADerivedAttributes``, 1.37 alpha)."""
+    names: set[str] = set()
+    for request in spec.devices.requests:
+        alternatives = [request.exactly] if request.exactly is not None else list(request.first_available)
+        for alt in alternatives:
+            names.update(d.name for d in getattr(alt, "derived_attributes", ()) if d.name)
+    return frozenset(names)
+
+
+def modelled_constraints(spec: ResourceClaimSpec) -> list[DeviceConstraint]:
+    """The claim's constraints draguard evaluates: those on a derived attribute are left out.
+
+    Why: a derived attribute is a CEL expression the scheduler evaluates per candidate device and
+    compares in place of (or shadowing) a published attribute; draguard does not evaluate them.
+    Leaving such a constraint out only makes a claim easier to satisfy, so every answer stays
+    sound: never a denial the allocator would not make (a denial it would make may be missed)."""
+    derived = derived_names(spec)
+    if not derived:
+        return list(spec.devices.constraints)
+    return [c for c in spec.devices.constraints if (c.match_attribute or c.distinct_attribute or "") not in derived]
 
 
 def build_constraints(constraints: Sequence[DeviceConstraint], claim: int = 0) -> list[ConstraintState]:

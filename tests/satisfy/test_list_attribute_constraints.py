@@ -99,9 +99,14 @@ def test_match_never_across_element_types() -> None:
     assert _add_all(_match(), ("strings", ("1.0.0",)), ("versions", ("1.0.0",))) == [True, False]
 
 
-def test_match_versions_compare_as_strings() -> None:
+def test_match_versions_compare_without_build_metadata() -> None:
+    """Semantic versions equal but for build metadata match (Kubernetes 1.38's allocator; earlier
+    ones compared the text, which only refused more — so this is sound for every target)."""
     assert _add_all(_match(), ("versions", ("1.0.0", "2.0.0")), ("version", "2.0.0")) == [True, True]
-    assert _add_all(_match(), ("versions", ("1.0.0+a",)), ("versions", ("1.0.0+b",))) == [True, False]
+    assert _add_all(_match(), ("versions", ("1.0.0+a",)), ("versions", ("1.0.0+b",))) == [True, True]
+    assert _add_all(_match(), ("version", "1.0.0+a"), ("version", "1.0.0+b")) == [True, True]
+    assert _add_all(_match(), ("versions", ("1.0.0+a",)), ("versions", ("1.0.1+a",))) == [True, False]
+    assert _add_all(_match(), ("version", "1.0.0"), ("version", "1.0.1")) == [True, False]
 
 
 def test_match_scalars_unchanged() -> None:
