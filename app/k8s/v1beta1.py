@@ -8,6 +8,13 @@ server's strict decoder reports it.  Only two structures differ from v1 (read fr
 OpenAPI): a ResourceSlice device keeps everything but its name under ``basic``, and a claim
 request carries the ``exactly`` fields flat beside ``firstAvailable``.  Everything else is
 shared with :mod:`app.k8s.models`.
+
+Validation errors keep the v1 (internal) paths, 1.38 included: its ``ResourceNormalizationRules``
+(``requests[i].capacity`` → ``requests[i].exactly.capacity``, ``devices[i].basic.`` → ``devices[i].``)
+only pair handwritten with declarative errors for the migration checks, they rewrite no reported
+path.  Declarative errors are computed on the *versioned* object and would carry v1beta1 paths
+(``requests[0].capacity.requests[k]``), but 1.38 no longer serves v1beta1 (``APILifecycleRemoved``
+1.38; a real 1.38.0-beta.0 API server answers 404), so no such path can be reported.
 """
 
 from __future__ import annotations

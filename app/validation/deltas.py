@@ -9,8 +9,9 @@ release, and a rule asks :func:`applies` whether its row is in force at the targ
 
 Each row names the first minor release whose API server behaves the new way and the upstream pull
 request.  Read from ``k8s.io/kubernetes`` v1.36.3, v1.37.2 and v1.38.0-beta.0
-(``pkg/apis/resource/validation/validation.go``); v1.36.2 and v1.36.3 are identical there, so no
-row was backported to a 1.36 patch.
+(``pkg/apis/resource/validation/validation.go``, and for declarative rules the generated
+``pkg/apis/resource/v1/zz_generated.validations.go`` from ``k8s.io/api``'s ``+k8s:`` tags);
+v1.36.2 and v1.36.3 are identical there, so no row was backported to a 1.36 patch.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .target import current_target
 
 __all__ = [
     "CAPACITY_RATCHET",
+    "CAPACITY_REQUEST_AMOUNTS",
     "CAPACITY_REQUEST_NAMES",
     "DEFAULT_ERRORS_ON_DEFAULT",
     "DELTAS",
@@ -99,6 +101,12 @@ CAPACITY_REQUEST_NAMES = Delta(
     "capacity.requests keys of claim requests and consumedCapacity keys of allocation results are "
     "qualified names (`<name>` or `<driver>/<name>`); unchanged requests of a template update ratchet",
 )
+CAPACITY_REQUEST_AMOUNTS = Delta(
+    "1.38", "k8s.io/api v0.38.0-beta.0 +k8s:maxProperties=32 +k8s:eachVal=+k8s:minimum=0 (issue kubernetes#140468)",
+    "capacity.requests of claim requests and consumedCapacity of allocation results (declarative validation, "
+    "reported after the handwritten errors): more than 32 entries is `Too many: N: must have at most 32 items`, "
+    "a negative amount `must be greater than or equal to 0` on the entry; unchanged maps and entries ratchet",
+)
 SEMVER_18_DIGITS = Delta(
     "1.38", "kubernetes/kubernetes v1.38.0-beta.0 validation.go",
     "version attributes: numeric identifiers have at most 18 digits (`must be a string compatible with "
@@ -115,5 +123,6 @@ DELTAS: tuple[Delta, ...] = (
     QUALIFIED_NAME_ONE_SLASH,
     DEVICE_NODE_SELECTOR_ONE_TERM,
     CAPACITY_REQUEST_NAMES,
+    CAPACITY_REQUEST_AMOUNTS,
     SEMVER_18_DIGITS,
 )

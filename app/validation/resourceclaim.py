@@ -8,7 +8,9 @@ device class names, CEL selectors, allocation mode and count, tolerations, const
 immutable).  ``capacity.requests`` is not validated by Kubernetes 1.36 and 1.37 (any key, any
 amount; draguard's lints speak about it instead); 1.38 checks its *keys* as qualified names
 (kubernetes#142202, :data:`.deltas.CAPACITY_REQUEST_NAMES`), sparing a template update whose
-requests did not change, and the keys of an allocation result's ``consumedCapacity``.
+requests did not change, and the keys of an allocation result's ``consumedCapacity``.  1.38's
+declarative limits on the *amounts* of both maps (≤ 32 entries, none negative) live in
+:mod:`.capacity_requests` and are added after every handwritten error, as the API server does.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from ..k8s import (
     too_long,
     too_many,
 )
+from .capacity_requests import allocation_capacity_errors, claim_spec_capacity_errors
 from .config import validate_device_configuration, validate_raw_extension
 from .deltas import CAPACITY_REQUEST_NAMES, applies
 from .device_selectors import validate_selectors
@@ -111,6 +114,8 @@ def validate_resource_claim(obj: ResourceClaim) -> list[FieldError]:
     errs.extend(validate_claim_spec(obj.spec, Path.root("spec")))
     if obj.status is not None:
         errs.extend(validate_claim_status(obj.status, None, obj.spec, Path.root("status")))
+    errs.extend(claim_spec_capacity_errors(obj.spec, None, Path.root("spec")))
+    errs.extend(allocation_capacity_errors(obj.status, None, Path.root("status")))
     return errs
 
 
@@ -124,6 +129,8 @@ def validate_resource_claim_update(obj: ResourceClaim, old: ResourceClaim) -> li
         errs.append(invalid(Path.root("spec"), _dump(obj.spec), "field is immutable"))
     if obj.status is not None and not equal(obj.status, old.status):
         errs.extend(validate_claim_status(obj.status, old.status, obj.spec, Path.root("status")))
+    # declarative (1.38): a changed spec stops at `Immutable`, an unchanged one is ratcheted
+    errs.extend(allocation_capacity_errors(obj.status, old.status, Path.root("status")))
     return errs
 
 
@@ -134,6 +141,14 @@ def validate_resource_claim_template(
 
     ``old_spec``: the stored template's claim spec on update (rules added later spare what it had).
     """
+    errs = _validate_template_handwritten(obj, old_spec)
+    errs.extend(claim_spec_capacity_errors(obj.spec.spec, old_spec, Path.root("spec", "spec")))
+    return errs
+
+
+def _validate_template_handwritten(
+    obj: ResourceClaimTemplate, old_spec: ResourceClaimSpec | None
+) -> list[FieldError]:
     errs = validate_object_meta(obj.metadata, namespaced=True)
     spec_path = Path.root("spec")
     if obj.spec.metadata is not None:
@@ -150,10 +165,12 @@ def validate_resource_claim_template_update(
     1.38 passes the old claim spec down, so unchanged ``capacity.requests`` keep names that were
     stored before they were checked (a spec is immutable: the user could not fix them).
     """
-    errs = validate_resource_claim_template(obj, old.spec.spec)
+    errs = _validate_template_handwritten(obj, old.spec.spec)
     errs.extend(validate_object_meta_update(obj.metadata, old.metadata))
     if not equal(obj.spec, old.spec):
         errs.append(invalid(Path.root("spec"), _dump(obj.spec), "field is immutable"))
+    # declarative (1.38), last; the template's spec has no `Immutable` tag, so a change is walked
+    errs.extend(claim_spec_capacity_errors(obj.spec.spec, old.spec.spec, Path.root("spec", "spec")))
     return errs
 
 
@@ -312,7 +329,7 @@ def _validate_capacity_requirements(
 ) -> list[FieldError]:
     """``validateCapacityRequirements`` (1.38): the request names, unless a stored request kept them.
 
-    Amounts are not checked here (negative ones: see RULES.md).  ``<name>`` and ``<driver>/<name>``
+    Amounts are declarative rules (:mod:`.capacity_requests`).  ``<name>`` and ``<driver>/<name>``
     are both fine — the allocator resolves the short form in the device's driver domain.
     """
     if capacity is None or not applies(CAPACITY_REQUEST_NAMES):
