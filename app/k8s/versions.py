@@ -277,6 +277,10 @@ def absent_fields(kind: str, api_version: str, version: str) -> tuple[tuple[str,
 
 
 # ---------------------------------------------------------------------------- other kinds' versions
+_REMOVED = {V1BETA1: "1.38"}
+"""A served version's first minor that no longer serves it (a real 1.38.0-beta.0 API server
+answers 404 for resource.k8s.io/v1beta1; v1beta2 goes in 1.39, as its deprecation warning says)."""
+
 _KIND_VERSIONS: dict[str, tuple[tuple[str, str], ...]] = {
     # (apiVersion, first minor serving it): v1alpha3 since 1.33 (alpha: only with --runtime-config,
     # accepted since the cluster may enable it), v1beta2 since 1.36, v1 since 1.37 (#138676)
@@ -287,6 +291,6 @@ _KIND_VERSIONS: dict[str, tuple[tuple[str, str], ...]] = {
 def served_versions(kind: str, version: str) -> tuple[str, ...]:
     """The ``resource.k8s.io`` versions Kubernetes ``version`` serves ``kind`` in (newest first)."""
     table = _KIND_VERSIONS.get(kind)
-    if table is None:
-        return SERVED_VERSIONS
+    if table is None:  # the four DRA kinds: v1beta1 is no longer served from 1.38 (its deprecation said so)
+        return tuple(api for api in SERVED_VERSIONS if api not in _REMOVED or _minor(version) < _minor(_REMOVED[api]))
     return tuple(api for api, since in table if _minor(version) >= _minor(since))

@@ -148,3 +148,29 @@ def test_alpha_versions_and_missing_api_version_are_clear_errors(tmp_path: Path)
     assert "resource.k8s.io/v1, resource.k8s.io/v1beta2, resource.k8s.io/v1beta1" in messages[0]
     assert "v1alpha3" in messages[0]
     assert messages[1].startswith("apiVersion is missing") and "None" not in messages[1]
+
+
+def test_v1beta1_is_no_longer_served_from_1_38() -> None:
+    """A real 1.38.0-beta.0 API server answers 404 for resource.k8s.io/v1beta1 (its deprecation
+    warning said "unavailable in v1.38+"); 1.37 still serves it, with the warning."""
+    from draguard.cli import main as cli_main
+
+    claim = ("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata: {name: old, namespace: default}\n"
+             "spec:\n  devices:\n    requests:\n    - name: gpu\n      deviceClassName: gpu.example.com\n")
+    import io
+    import json
+    import sys
+
+    def reasons(version: str) -> list[tuple[str, str]]:
+        out, stdin = io.StringIO(), sys.stdin
+        sys.stdin = io.StringIO(claim)
+        real = sys.stdout
+        sys.stdout = out
+        try:
+            cli_main(["lint", "-", "--kubernetes-version", version, "--format", "json"])
+        finally:
+            sys.stdin, sys.stdout = stdin, real
+        return [(f["severity"], f["reason"]) for f in json.loads(out.getvalue())["findings"]]
+
+    assert ("error", "DecodeError") in reasons("1.38")
+    assert reasons("1.37") == [("info", "Deprecated")]
