@@ -30,6 +30,10 @@ Series, and why they are split the way they are:
   about every minute) and ``draguard_stale_decisions_total{decision,reason}`` (``/validate``
   answers made while stale; ``decision="denied",reason="Unsatisfiable"`` must stay 0).
 
+* ``draguard_target_info{kubernetes_version,feature_gates,cluster_version,source}``: the
+  target answers are given for (README "Kubernetes versions and feature gates"); ``source`` is
+  ``cluster`` when ``serve`` read it from its API server.
+
 ``_created`` series are switched off (:func:`prometheus_client.disable_created_metrics`): they
 double the series count and no dashboard reads them.
 """
@@ -100,6 +104,8 @@ class _LiveCollector(Collector):
                                   value=float(s.get("connections_idle_closed", 0)))
         if "answer_memo" in s:
             yield from _memo_metrics(s["answer_memo"])
+        if "target" in s:
+            yield _target_metric(s["target"])
         if "cert_not_after" in s:
             yield GaugeMetricFamily("draguard_certificate_expiry_timestamp_seconds",
                                     "notAfter of the serving certificate", value=float(s["cert_not_after"]))
@@ -124,6 +130,18 @@ class _LiveCollector(Collector):
             yield CounterMetricFamily("draguard_self_managed_cert_errors",
                                       "failed self-managed certificate rounds (API errors, RBAC, missing Secret)",
                                       value=float(s["selfcert_errors"]))
+
+
+def _target_metric(t: dict[str, Any]) -> Any:
+    """``draguard_target_info``: the Kubernetes version and gates answers are given for, where they
+    come from (configured, or read from the cluster), and the cluster's own version."""
+    info = GaugeMetricFamily("draguard_target_info", "1, labelled with the Kubernetes version and feature gates "
+                             "draguard answers for, where they come from and the cluster's reported version",
+                             labels=["kubernetes_version", "feature_gates", "cluster_version", "source"])
+    source = "cluster" if t.get("clusterVersion") else ("configured" if t.get("gatesFrom") == "configured" else "default")
+    info.add_metric([str(t.get("kubernetesVersion", "")), str(t.get("featureGates", "")),
+                     str(t.get("clusterVersion") or ""), source], 1.0)
+    return info
 
 
 def _watch_metrics(watches: dict[str, dict[str, Any]], stale: bool) -> Iterator[Any]:

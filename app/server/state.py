@@ -117,6 +117,7 @@ class ServerState:
             "connections_idle_closed": self.guard.idle_closed,
             "answer_memo": self.answers.stats(),
             "stale_decisions": dict(self.answers.stale_decisions),
+            "target": self.target_status(),
         }
         if self.tls is not None:
             out["cert_not_after"] = self.tls.not_after_ts

@@ -97,3 +97,20 @@ def test_an_unreachable_cluster_keeps_the_configured_target_with_the_reason(
     found = asyncio.run(detect(_config(kubeconfig), fallback=Target("1.35"), operator_gates=None))
     assert found.target == Target("1.35")
     assert found.problem is not None and "503" in found.problem
+
+
+def test_the_target_is_exported_as_a_metric(cluster: FakeCluster, kubeconfig: Path) -> None:
+    """``draguard_target_info`` carries the version answers are given for and where it came from."""
+    from draguard.server.metrics import Metrics
+    from draguard.server.state import ServerState
+
+    cluster.git_version = "v1.38.0-beta.0"
+    found = asyncio.run(detect(_config(kubeconfig), fallback=Target(), operator_gates=None))
+    state = ServerState()
+    text = Metrics(state.stats).render().decode()
+    assert 'draguard_target_info{cluster_version="",feature_gates="",kubernetes_version="1.37",source="configured"} 1.0' \
+        in text
+    state.cluster_target = found
+    text = Metrics(state.stats).render().decode()
+    assert ('draguard_target_info{cluster_version="v1.38.0-beta.0",feature_gates="",kubernetes_version="1.38",'
+            'source="cluster"} 1.0') in text
