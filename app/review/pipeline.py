@@ -158,6 +158,11 @@ class ReviewOptions:
     target: Target = DEFAULT_TARGET  # Kubernetes version + feature gates to answer for
     workload_kinds: tuple[WorkloadKind, ...] = ()
     """Operator rows for custom resources that embed pod templates (``--workload-kinds``)."""
+    version_notice: str | None = None
+    """Set by ``serve`` when its cluster runs a Kubernetes newer than every version draguard knows
+    (:mod:`app.inventory.clusterversion`): its answers follow the newest known rules, so a proof
+    is not one for that cluster's allocator — admission turns every denial into a
+    ``SatisfiabilityUnknown`` warning carrying this text (:func:`unproven_for_newer_cluster`)."""
 
 
 @dataclass
@@ -269,6 +274,24 @@ def admission_policy(findings: Sequence[Finding], deny: frozenset[str]) -> list[
             out.append(f if f.severity is Severity.ERROR else replace(f, severity=Severity.ERROR))
         elif f.severity is Severity.ERROR:
             out.append(_demoted(f))
+        else:
+            out.append(f)
+    return out
+
+
+def unproven_for_newer_cluster(findings: Sequence[Finding], notice: str | None) -> list[Finding]:
+    """Admission findings for a cluster newer than draguard knows: what would deny becomes a
+    ``SatisfiabilityUnknown`` warning naming the version gap ("not now" is never "never", and a
+    newer allocator's "never" is not known); every other finding stands."""
+    if not notice:
+        return list(findings)
+    out: list[Finding] = []
+    for f in findings:
+        if f.severity is Severity.ERROR:
+            # the decisive fact first: an AdmissionReview warning shows the first 120 characters
+            text = f"not decided for this cluster ({notice}) — {f.message}"
+            out.append(replace(f, severity=Severity.WARNING, reason=Reason.SATISFIABILITY_UNKNOWN, message=text,
+                               brief=""))
         else:
             out.append(f)
     return out
@@ -928,7 +951,8 @@ def review_admission(
         )
         review.elapsed_ms = (time.perf_counter() - started) * 1000
         return review
-    checked.review.findings = _sorted(admission_policy(checked.review.findings, opts.deny))
+    checked.review.findings = _sorted(unproven_for_newer_cluster(admission_policy(checked.review.findings, opts.deny),
+                                                                 opts.version_notice))
     checked.review.elapsed_ms = (time.perf_counter() - started) * 1000
     return checked.review
 
@@ -979,6 +1003,7 @@ def _admit_workload(
         )
     if review is None:
         return ObjectReview(ref=ref)
-    review.findings = _sorted(admission_policy(review.findings, opts.deny))
+    review.findings = _sorted(unproven_for_newer_cluster(admission_policy(review.findings, opts.deny),
+                                                         opts.version_notice))
     review.elapsed_ms = (time.perf_counter() - started) * 1000
     return review

@@ -242,7 +242,8 @@ def build_state(args: argparse.Namespace) -> ServerState:
     state = ServerState(
         inventory=source,
         options=ReviewOptions(deny=deny_reasons(args.deny, args.unsatisfiable), mutate=not args.no_mutate,
-                              target=target, workload_kinds=workload_kinds),
+                              target=target, workload_kinds=workload_kinds,
+                              version_notice=cluster.notice if cluster is not None else None),
         deadline_seconds=args.deadline_seconds,
         lint_token=lint_token,
         lint_disabled=lint_disabled,
@@ -298,10 +299,11 @@ async def _follow_cluster_version(args: argparse.Namespace, state: ServerState) 
                                   problem=f"--feature-gates does not fit the cluster's version now: {exc}")
         if found.problem and current.git_version:  # a failed read keeps what was read before
             found = dataclasses.replace(current, problem=found.problem)
-        if found.target.key != current.target.key:
-            state.options = dataclasses.replace(state.options, target=found.target)
+        if found.target.key != current.target.key or found.notice != current.notice:
+            state.options = dataclasses.replace(state.options, target=found.target, version_notice=found.notice)
             if state.audit is not None:
-                state.audit.options = dataclasses.replace(state.audit.options, target=found.target)
+                state.audit.options = dataclasses.replace(state.audit.options, target=found.target,
+                                                          version_notice=found.notice)
         if found.status() != current.status():
             _log_target(found)
         state.cluster_target = found
