@@ -17,6 +17,7 @@ import gc
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["entry", "kubectl_entry", "main"]
 
@@ -55,6 +56,22 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
                              "kept for the same bytes, version and gates (in $DRAGUARD_CACHE_DIR; off: never)")
     add_target_arguments(parser)
     add_workload_kinds_argument(parser)
+    add_repository_arguments(parser)
+
+
+def add_repository_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--exclude``, ``--no-render`` and ``--context`` (lint on real repositories, README "In CI")."""
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="leave out files and folders matching GLOB (relative to the working directory or "
+                             "the folder given, or a base name); repeat for more; .draguardignore files (one "
+                             "glob a line) in the working directory and in folders given add to them")
+    parser.add_argument("--no-render", action="store_true",
+                        help="do not run helm/kubectl on Helm charts (Chart.yaml) and kustomizations "
+                             "(kustomization.yaml): skip them, said once each (default: render when the tool is "
+                             "on PATH)")
+    parser.add_argument("--context", action="append", default=[], metavar="PATH",
+                        help="also read PATH (files or folders, e.g. the repository) so that references resolve "
+                             "across files, but report only on the PATHs to lint (pre-commit, pull requests)")
 
 
 def add_workload_kinds_argument(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +84,7 @@ def add_workload_kinds_argument(parser: argparse.ArgumentParser) -> None:
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     """``--kubernetes-version`` and ``--feature-gates`` (lint, explain, capacity)."""
-    from .k8s.features import VERSION_HELP, VERSION_METAVAR  # the one list of versions and the default
+    from .k8s import VERSION_HELP, VERSION_METAVAR  # the one list of versions and the default
 
     parser.add_argument("--kubernetes-version", default=None, metavar=VERSION_METAVAR, help=VERSION_HELP)
     parser.add_argument("--feature-gates", default=None, metavar="Name=true,...",
@@ -95,18 +112,36 @@ def _run_lint(args: argparse.Namespace) -> int:
     except FeatureGateError as exc:
         print(f"draguard: --{exc.parameter}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    skipped: list[str] = []
+    read: set[str] = set()
     try:
         workload_kinds = load_workload_kinds(args.workload_kinds)
-        decoded = load_paths(args.paths)
+        decoded = load_paths(args.paths, exclude=args.exclude, use_tools=not args.no_render, skipped=skipped, read=read)
+        context = None
+        if args.context:
+            context = load_paths(args.context, exclude=args.exclude, use_tools=not args.no_render,
+                                 skip_files=frozenset(read), skipped=[])
         source = open_inventory(args.inventory, target=target, disk_cache=not args.no_cache)
     except InputError as exc:
         print(f"draguard: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    templates = [f for f in (*decoded.findings, *source.findings()) if f.extra.get(UNRENDERED_TEMPLATE)]
-    for f in templates:
+    inventory_templates = [f for f in source.findings() if f.extra.get(UNRENDERED_TEMPLATE)]
+    for f in inventory_templates:
         print(f"draguard: {f.file}:{f.line}: {f.message}", file=sys.stderr)
-    if templates:
+    if inventory_templates:
+        return EXIT_USAGE
+    # a chart, kustomization or template that could not be rendered is said once and skipped; the
+    # rest is linted — exit 2 only when nothing at all could be read
+    templates = [f for f in decoded.findings if f.extra.get(UNRENDERED_TEMPLATE)]
+    for f in templates:
+        print(f"draguard: {f.file}:{f.line}: {f.message}; not rendered, skipped", file=sys.stderr)
+    for why in skipped:
+        print(f"draguard: {why}", file=sys.stderr)
+    decoded.findings[:] = [f for f in decoded.findings if not f.extra.get(UNRENDERED_TEMPLATE)]
+    if not decoded.documents and not decoded.findings and (templates or skipped):
+        print(f"draguard: nothing could be read in {', '.join(args.paths)}: every manifest there is a template or "
+              "chart that was not rendered", file=sys.stderr)
         return EXIT_USAGE
     if not decoded.documents and not decoded.findings and not args.allow_empty:
         print(f"draguard: no Kubernetes object in {', '.join(args.paths)} (no .yaml, .yml or .json "
@@ -128,8 +163,9 @@ def _run_lint(args: argparse.Namespace) -> int:
         target=target,
         workload_kinds=workload_kinds,
     )
+    documents = decoded.documents if context is None else [*decoded.documents, *context.documents]
     review = review_documents(
-        decoded.documents,
+        documents,
         inventory=inventory,
         inventory_objects=source.objects(),
         inventory_problem=source.problem(),
@@ -138,9 +174,29 @@ def _run_lint(args: argparse.Namespace) -> int:
         inventory_name=", ".join(args.inventory),
         retain=_retained,
     )
+    if context is not None:
+        review = _reported_only(review, {d.source for d in decoded.documents} | {f.file for f in decoded.findings})
     sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations,
                             sarif_root=args.sarif_root or os.getcwd()))
     return EXIT_FINDINGS if count_at_least(review.findings, args.fail_on) else EXIT_OK
+
+
+def _reported_only(review: Any, files: set[str]) -> Any:
+    """``--context``: the review of every object read, keeping only the objects and findings of the
+    files asked about (and those with no file).  Why: pre-commit passes only the changed files, so
+    a Deployment whose ResourceClaimTemplate sits in an unchanged file got a false
+    ``ReferenceNotFound`` and lost its replica check; the review now sees the repository, and the
+    report stays on the changed files."""
+    from .review import Review
+
+    keep = {os.path.abspath(f) for f in files if f}
+
+    def wanted(path: str) -> bool:
+        return not path or os.path.abspath(path) in keep
+
+    return Review(objects=[o for o in review.objects if wanted(o.ref.file)],
+                  findings=[f for f in review.findings if wanted(f.file)],
+                  skipped=[r for r in review.skipped if wanted(r.file)], notices=list(review.notices))
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

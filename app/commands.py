@@ -47,7 +47,10 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 def add_capacity_arguments(parser: argparse.ArgumentParser) -> None:
     _source_arguments(parser)
     parser.add_argument("--fit", default=None, metavar="FILE",
-                        help="a ResourceClaim or ResourceClaimTemplate: how many more fit now, and with every device free")
+                        help="how many pods of this shape fit now, and with every device free, counted as lint counts "
+                             "replicas: a workload (Deployment, Job, StatefulSet, Pod …; the claim templates it names "
+                             "from the same file or the cluster) with its pods' tolerations and nodeSelector, or a bare "
+                             "ResourceClaim / ResourceClaimTemplate (a pod with nothing else: no tolerations)")
     parser.add_argument("--format", choices=["text", "json", "svg"], default="text")
 
 
@@ -156,7 +159,6 @@ def _explain(args: argparse.Namespace) -> str:
 
 
 def _capacity(args: argparse.Namespace) -> str:
-    from .inventory import InputError, load_paths
     from .k8s import Budget
     from .report import render_capacity
     from .review import fit_object
@@ -171,17 +173,33 @@ def _capacity(args: argparse.Namespace) -> str:
         inventory, gaps = read.inventory, read.gaps
     fit = None
     if args.fit:
-        try:
-            docs = [d for d in load_paths([args.fit]).documents if d.kind in ("ResourceClaim", "ResourceClaimTemplate")]
-        except InputError as exc:
-            raise _Fail(EXIT_USAGE, str(exc)) from exc
-        if not docs:
-            raise _Fail(EXIT_USAGE, f"--fit {args.fit}: no ResourceClaim or ResourceClaimTemplate in it")
-        fit = fit_object(docs[0].obj, inventory, budget=Budget.within(args.deadline_seconds))
+        fit = _fit(args.fit, inventory, Budget.within(args.deadline_seconds), fit_object)
     alloc = inventory.cluster.allocations
     summary: dict[str, Any] = {"allocated_claims": alloc.claims, "unknown_results": alloc.unknown,
                                "claims_known": inventory.cluster.known, "gaps": gaps}
     return render_capacity(class_usage(inventory), args.format, summary=summary, fit=fit)
+
+
+def _fit(path: str, inventory: Any, budget: Any, fit_object: Any) -> Any:
+    """``--fit FILE``: the file's first workload that uses DRA, else its first claim or template;
+    the file's other objects are what the workload's references resolve to."""
+    from .inventory import InputError, load_paths
+    from .k8s import CHECKED_KINDS, DRA_KINDS
+
+    try:
+        docs = [d for d in load_paths([path]).documents if isinstance(d.obj, dict)]
+    except InputError as exc:
+        raise _Fail(EXIT_USAGE, str(exc)) from exc
+    claims = [d for d in docs if d.kind in ("ResourceClaim", "ResourceClaimTemplate")]
+    workloads = [d for d in docs if d.kind in CHECKED_KINDS and d.kind not in DRA_KINDS]
+    others = [d.obj for d in claims]
+    for doc in workloads:
+        answer = fit_object(doc.obj, inventory, budget=budget, others=others)
+        if answer.pop("uses_dra", True):
+            return answer
+    if claims:
+        return fit_object(claims[0].obj, inventory, budget=budget)
+    raise _Fail(EXIT_USAGE, f"--fit {path}: no workload, ResourceClaim or ResourceClaimTemplate in it")
 
 
 def run_explain(args: argparse.Namespace) -> int:

@@ -18,7 +18,9 @@ __all__ = ["FitAnswer", "render_capacity"]
 _BAR = 20
 
 FitAnswer = Mapping[str, Any]
-"""``{"object": "ResourceClaim team-a/x", "now": {"fit": k, "exact": bool}, "ever": {...}, "notes": [...]}``."""
+"""``{"object": "ResourceClaim team-a/x", "assumes": str | None, "replicas": int | None, "now": {"fit": k,
+"exact": bool, "bound": "exact" | "at most" | "at least" | "unknown"}, "ever": {...}, "notes": [...]}``
+(:func:`app.review.fit.fit_object`)."""
 
 
 def _bar(use: CapacityUse, width: int = _BAR) -> str:
@@ -78,12 +80,17 @@ def _device_use(row: UsageRow) -> CapacityUse:
 def _count(answer: Mapping[str, Any]) -> str:
     if answer.get("fit") is None:
         return "unknown"
-    return f"{answer['fit']}" if answer.get("exact", True) else f"at most {answer['fit']}"
+    bound = answer.get("bound") or ("exact" if answer.get("exact", True) else "at most")
+    return f"{answer['fit']}" if bound == "exact" else f"{bound} {answer['fit']}"
 
 
 def _fit_lines(fit: FitAnswer) -> list[str]:
     out = [f"fit {fit.get('object', '')}: {_count(fit.get('now', {}))} more fit now; "
            f"{_count(fit.get('ever', {}))} with every device free"]
+    if fit.get("replicas") is not None:
+        out[0] += f" (it asks for {fit['replicas']} replicas)"
+    if fit.get("assumes"):
+        out.append(f"  assumes {fit['assumes']}")
     out.extend(f"  {n}" for n in fit.get("notes", ()))
     return out
 

@@ -165,6 +165,10 @@ def render_junit(review: Review, *, fail_on: Literal["error", "warning", "never"
     import xml.etree.ElementTree as ET  # here, not at the top: ~3 ms of every lint that asks for no JUnit
 
     suite = ET.Element("testsuite", name="draguard")
+    if review.notices:  # what the run could not do, as JSON's summary.notices says it: never format-dependent
+        props = ET.SubElement(suite, "properties")
+        for notice in review.notices:
+            ET.SubElement(props, "property", name="notice", value=notice)
     cases: list[tuple[str, str, list[Finding]]] = []
     seen: set[tuple[str, str, str, str]] = set()
     for o in review.objects:
@@ -207,6 +211,8 @@ def render_junit(review: Review, *, fail_on: Literal["error", "warning", "never"
         case = ET.SubElement(suite, "testcase", classname=ref.kind or "object",
                              name=f"{ns}{ref.name or '(unnamed)'} ({ref.file or 'request'})", time="0")
         ET.SubElement(case, "skipped", message=f"draguard does not check objects of kind {ref.kind or '(none)'}")
+    if review.notices:
+        ET.SubElement(suite, "system-out").text = "\n".join(f"notice: {n}" for n in review.notices)
     total = len(cases) + len(review.skipped)
     suite.set("tests", str(total))
     suite.set("skipped", str(len(review.skipped)))
@@ -246,6 +252,11 @@ def render_sarif(review: Review, *, root: str | None = None) -> str:
         },
         "results": results,
     }
+    if review.notices:  # JSON's summary.notices: what the run could not do (satisfiability not checked…)
+        run["invocations"] = [{
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [{"level": "note", "message": {"text": n}} for n in review.notices],
+        }]
     if root is not None:
         run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(os.path.abspath(root)).as_uri() + "/"}}
     doc = {

@@ -27,9 +27,17 @@ app.kubernetes.io/name: draguard
 {{- $mode -}}
 {{- end }}
 
-{{/* `--deny=` from .Values.deny: `none` for an empty list. */}}
+{{/* What denies: .Values.deny as `--deny=` takes it (`none` for an empty list); unset (null), the
+code's own default, which the chart does not pass (so it cannot drift from it) and only names here
+for NOTES — tests/doors/test_defaults_agree.py compares this text with the code's DEFAULT_DENY. */}}
+{{- define "draguard.defaultDeny" -}}
+Unsatisfiable,SelectorRuntimeError
+{{- end }}
+
 {{- define "draguard.deny" -}}
-{{- if .Values.deny -}}
+{{- if not (kindIs "slice" .Values.deny) -}}
+{{- include "draguard.defaultDeny" . -}}
+{{- else if .Values.deny -}}
 {{- join "," .Values.deny -}}
 {{- else -}}
 none
