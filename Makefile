@@ -51,7 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/results.py record .bench
 
 ## apiserver: the real kube-apiserver (+ scheduler, controller-manager) and etcd that tests/realapi.py
-## uses — 1.36.2 from ../shared/tools, and every version of scripts/kubernetes-versions built from
+## uses — 1.36.2 (the team copies, see scripts/setup-apiserver.sh), and every version of scripts/kubernetes-versions built from
 ## Go modules (within DRAGUARD_KUBE_BUDGET seconds) — and helm for the chart tests (best effort:
 ## what cannot be had is skipped, and said)
 apiserver:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes control plane of one version from Go modules, and the differential
-# oracle (../shared/tools/oracle/main.go) against that version's packages:
+# oracle (scripts/oracle/main.go: Kubernetes' own validation and allocator over YAML, the team's
+# tool that made the conformance sample's expectations) against that version's packages:
 #
 #   scripts/build-kubernetes.sh v1.37.2 [kube-apiserver kube-scheduler kube-controller-manager oracle]
 #
@@ -34,7 +35,7 @@ LIMIT=${DRAGUARD_KUBE_BUILD_TIMEOUT:-1500}
 MACHINE=${DRAGUARD_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/draguard/kube}
 OUT=$MACHINE/$V
 MOD=$OUT/mod
-SHARED_ORACLE=${DRAGUARD_ORACLE_SRC:-../shared/tools/oracle/main.go}
+SHARED_ORACLE=${DRAGUARD_ORACLE_SRC:-scripts/oracle/main.go}
 say() { echo "build-kubernetes $V: $*"; }
 command -v go >/dev/null 2>&1 || { say "no Go on PATH: nothing built (the tests that need $V's binaries skip)"; exit 0; }
 export GOFLAGS=-mod=mod CGO_ENABLED=0

@@ -4,7 +4,7 @@
     scripts/oracle-expectations.py v1.37.2 [--oracle PATH] [--out DIR]
 
 ``tests/data/conformance/expected/`` holds what Kubernetes 1.36.2's validation and allocator say
-of every case of ``manifest.json`` (made by ``../shared/tools/oracle``).  For a later version this
+of every case of ``manifest.json`` (made by the team's oracle, ``scripts/oracle/main.go``).  For a later version this
 runs that version's oracle (``.cache/kube/<version>/dra-oracle``, built by
 ``scripts/build-kubernetes.sh``) over the same cases and inventories and writes
 ``tests/data/conformance/expected-<minor>/`` with the same layout; then it prints, per object,

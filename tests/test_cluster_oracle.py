@@ -54,7 +54,7 @@ def _binary(env: str, name: str) -> str | None:
 @pytest.mark.slow  # a control plane and a case of seconds each: a minute or more (DRAGUARD_SLOW=1, CI)
 @pytest.mark.parametrize("version", ["1.36", "1.37", "1.38"])
 def test_findings_score_clean_against_a_fresh_run_of_the_real_scheduler(version: str, tmp_path: Path) -> None:
-    """The same scenarios on the control plane of each version (1.36.2 from ../shared/tools, 1.37
+    """The same scenarios on the control plane of each version (1.36.2 from the team copies, 1.37
     and 1.38 built from Go modules), draguard at that target."""
     if version == realapi.BASE_VERSION:
         realapi.require()

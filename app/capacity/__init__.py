@@ -5,17 +5,27 @@ already placed on a shared device), :func:`resolve_capacity_name`, and the polic
 """
 
 from .fit import CapacityFit, CapacityMiss, evaluate, fits_on_top
-from .names import resolve_capacity_name
+from .names import (
+    capacity_names_for,
+    capacity_request_conflict,
+    qualified_capacity_names,
+    resolve_capacity_name,
+    target_qualifies_names,
+)
 from .policy import consumed_amount, policy_violation, round_up_range, round_up_valid_values
 
 __all__ = [
     "CapacityFit",
     "CapacityMiss",
+    "capacity_names_for",
+    "capacity_request_conflict",
     "consumed_amount",
     "evaluate",
     "fits_on_top",
     "policy_violation",
+    "qualified_capacity_names",
     "resolve_capacity_name",
     "round_up_range",
     "round_up_valid_values",
+    "target_qualifies_names",
 ]

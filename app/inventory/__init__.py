@@ -31,6 +31,8 @@ from .snapshot import Inventory
 from .sources import InventorySource, NoInventory, StaticInventory, open_inventory
 
 if TYPE_CHECKING:
+    from .clusterversion import RECHECK_SECONDS, ClusterTarget, detect
+    from .kube import RECONNECT_BACKOFF_INITIAL, RECONNECT_BACKOFF_MAX, STALE_AFTER_SECONDS
     from .kubeconfig import KubeConfig, KubeConfigError, load_in_cluster, load_kube_config, make_client
     from .oneshot import ClusterRead, ReadError, read_cluster
     from .reflector import (
@@ -46,6 +48,12 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
+    "RECHECK_SECONDS": ".clusterversion",
+    "ClusterTarget": ".clusterversion",
+    "detect": ".clusterversion",
+    "RECONNECT_BACKOFF_INITIAL": ".kube",
+    "RECONNECT_BACKOFF_MAX": ".kube",
+    "STALE_AFTER_SECONDS": ".kube",
     "ApiError": ".reflector",
     "Backoff": ".reflector",
     "GoneError": ".reflector",
@@ -79,6 +87,10 @@ __all__ = [
     "CLAIM_KINDS",
     "EMPTY_CLUSTER",
     "POTENTIAL_ANNOTATION",
+    "RECHECK_SECONDS",
+    "RECONNECT_BACKOFF_INITIAL",
+    "RECONNECT_BACKOFF_MAX",
+    "STALE_AFTER_SECONDS",
     "Allocations",
     "ApiError",
     "AttrValue",
@@ -87,6 +99,7 @@ __all__ = [
     "ClaimReducer",
     "ClusterRead",
     "ClusterState",
+    "ClusterTarget",
     "DeviceRecord",
     "GoneError",
     "HeldClaim",
@@ -109,6 +122,7 @@ __all__ = [
     "build_inventory",
     "carry_cluster",
     "compute_allocations",
+    "detect",
     "held_view",
     "is_potential",
     "list_pages",

@@ -23,6 +23,7 @@ from ..k8s import (
     DeviceCapacity,
     DeviceClass,
     DeviceTaint,
+    DeviceTaintRule,
     Node,
     NodeSelector,
     Quantity,
@@ -32,7 +33,6 @@ from ..k8s import (
     parse_quantity,
     structural_pass,
 )
-from ..k8s.models import DeviceTaintRule
 from .celdevice import cel_device_error
 from .node_match import match_node_selector
 from .profiles import ProfileIndex

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..k8s.features import (
+from ..k8s import (
     DRA_GATES,
     NEWEST_VERSION,
     SUPPORTED_VERSIONS,

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..k8s import DeviceTaint, Target
-from ..k8s.models import DeviceTaintRule
+from ..k8s import DeviceTaint, DeviceTaintRule, Target
 
 __all__ = ["RULES_GATE", "rule_taints", "rules_apply", "selects"]
 

@@ -6,7 +6,7 @@ AdmissionReview response (:mod:`.admission`); ``draguard explain`` (:mod:`.expla
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_exports
-from .admission import allow, mutation_response, validation_response
+from .admission import allow, limit_warnings, mutation_response, validation_response
 from .render import FORMATS, Format, count_at_least, render, tool_version
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ __all__ = [
     "allow",
     "count_at_least",
     "explanation_json",
+    "limit_warnings",
     "mutation_response",
     "render",
     "render_capacity",

@@ -24,12 +24,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from ..capacity.names import capacity_names_for
+from ..capacity import capacity_names_for
 from ..inventory import EMPTY_CLUSTER, Inventory, InventoryBuilder, carry_cluster
 from ..k8s import (
     DEFAULT_TARGET,
     DRA_KINDS,
     INVENTORY_KINDS,
+    NOT_CHECKED_KINDS,
     V1,
     V1BETA2,
     Budget,
@@ -59,15 +60,19 @@ from ..k8s import (
     to_internal_shape,
     workload_kind_for,
 )
-from ..k8s.decode import NOT_CHECKED_KINDS
 from ..satisfy import (
     capacity_in_use,
     check_claim_spec,
     now_not_checked,
     sound_for_target,
 )
-from ..validation import ValidationContext, ValidationResult, validate, validate_update
-from ..validation.not_checked import validate_not_checked_kind
+from ..validation import (
+    ValidationContext,
+    ValidationResult,
+    validate,
+    validate_not_checked_kind,
+    validate_update,
+)
 from . import rechecks
 from .mutate import default_fill_patch
 

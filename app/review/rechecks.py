@@ -147,7 +147,7 @@ def plain_notes(notes: tuple[Note, ...]) -> bool:
 def recheck(check: Check, inventory: Inventory, *, deadline_seconds: float | None, strict: bool,
             target: Target) -> Check | None:
     """:func:`_recheck`, with capacity request names resolved as ``target``'s allocator does."""
-    from ..capacity.names import capacity_names_for
+    from ..capacity import capacity_names_for
 
     with capacity_names_for(target):
         return _recheck(check, inventory, deadline_seconds=deadline_seconds, strict=strict, target=target)

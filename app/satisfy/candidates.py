@@ -12,8 +12,7 @@ import dataclasses
 import enum
 from dataclasses import dataclass
 
-from ..capacity import CapacityFit, evaluate
-from ..capacity.names import qualified_capacity_names
+from ..capacity import CapacityFit, evaluate, qualified_capacity_names
 from ..cel import SelectorOrigin
 from ..inventory import EMPTY_CLUSTER, DeviceRecord, Inventory
 from ..k8s import DeviceTaint, DeviceToleration

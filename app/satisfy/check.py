@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from ..capacity.names import qualified_capacity_names
+from ..capacity import qualified_capacity_names
 from ..inventory import DeviceRecord, Inventory, NodeGroup
 from ..k8s import Budget, Note, Path, Reason, ResourceClaimSpec, Severity
 from .candidates import Candidates, Status, candidates_for, candidates_key

@@ -8,7 +8,7 @@ two different devices with equal values pass), a 1.36 proof is no proof for that
 
 from __future__ import annotations
 
-from ..capacity.names import qualified_capacity_names, target_qualifies_names
+from ..capacity import qualified_capacity_names, target_qualifies_names
 from ..k8s import Note, Reason, ResourceClaimSpec, Severity, Target
 
 __all__ = ["sound_for_target"]

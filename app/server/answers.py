@@ -59,7 +59,7 @@ import orjson
 
 from ..inventory import BoundedCache, Inventory, InventorySource
 from ..k8s import exceeded_on_thread
-from ..report.admission import limit_warnings
+from ..report import limit_warnings
 from ..review import ObjectReview, ReviewOptions
 from ..validation import valid_object_names
 from .webhook import AdmissionCall, Answer, Route, answer_for, review_object

@@ -24,20 +24,30 @@ from pathlib import Path
 
 from ..certs import generate_bundle, write_bundle
 from ..inventory import (
+    RECHECK_SECONDS,
+    STALE_AFTER_SECONDS,
+    ClusterTarget,
     InputError,
     InventorySource,
     KubeConfig,
     KubeConfigError,
     WithPotential,
+    detect,
     load_in_cluster,
     load_kube_config,
     load_workload_kinds,
     open_inventory,
 )
-from ..inventory.clusterversion import RECHECK_SECONDS, ClusterTarget, detect
-from ..inventory.kube import STALE_AFTER_SECONDS
-from ..k8s import DraguardError, FeatureGateError, Reason, Target, bulk_allocation, parse_target
-from ..k8s.features import DEFAULT_VERSION, VERSION_METAVAR
+from ..k8s import (
+    DEFAULT_VERSION,
+    VERSION_METAVAR,
+    DraguardError,
+    FeatureGateError,
+    Reason,
+    Target,
+    bulk_allocation,
+    parse_target,
+)
 from ..review import DEFAULT_DENY, DenyPolicyError, ReviewOptions, parse_deny
 from .app import create_app
 from .audit import AuditObjects, Auditor, AuditSettings

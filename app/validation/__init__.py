@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from ..k8s import (
     DEFAULT_TARGET,
     DeviceClass,
+    DeviceTaintRule,
     FieldError,
     Note,
     Path,
@@ -31,7 +32,6 @@ from ..k8s import (
     Target,
     forbidden,
 )
-from ..k8s.models import DeviceTaintRule
 from ..lazy import lazy_exports
 from .device_selectors import unchecked_selector_notes
 from .deviceclass import validate_device_class, validate_device_class_update
@@ -39,6 +39,7 @@ from .devicetaintrule import validate_device_taint_rule, validate_device_taint_r
 from .fields_137 import validate_claim_spec_137, validate_slice_spec_137
 from .lints import lint_claim_spec, lint_resource_slice_spec
 from .meta import valid_object_names
+from .not_checked import validate_not_checked_kind
 from .resourceclaim import (
     ADMIN_ACCESS_LABEL,
     admin_access_paths,
@@ -72,6 +73,7 @@ __all__ = [
     "is_extended_resource",
     "valid_object_names",
     "validate",
+    "validate_not_checked_kind",
     "validate_pod_spec",
     "validate_update",
 ]

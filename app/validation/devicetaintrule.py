@@ -18,8 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..k8s import FieldError, Path, invalid, not_supported, required, too_many
-from ..k8s.models import DeviceTaintRule, DeviceTaintSelector
+from ..k8s import (
+    DeviceTaintRule,
+    DeviceTaintSelector,
+    FieldError,
+    Path,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 from .names import validate_dns1123_label, validate_driver_name, validate_pool_name
 from .taints import validate_device_taint

@@ -30,7 +30,10 @@ from collections.abc import Sequence
 from ..k8s import (
     Device,
     DeviceClaim,
+    DeviceDerivedAttribute,
     FieldError,
+    NodeAllocatableMapping,
+    NodeAllocatableOverhead,
     Path,
     ResourceSliceSpec,
     duplicate,
@@ -40,7 +43,6 @@ from ..k8s import (
     required,
     too_many,
 )
-from ..k8s.models import DeviceDerivedAttribute, NodeAllocatableMapping, NodeAllocatableOverhead
 from .helpers import validate_slice
 from .names import validate_dns1123_label, validate_fully_qualified_name, validate_qualified_name
 from .target import current_target

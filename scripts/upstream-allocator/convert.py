@@ -4,7 +4,7 @@
     .venv/bin/python scripts/upstream-allocator/convert.py --raw RAW_DIR --out OUT_DIR \
         --kubernetes-version 1.37 [--source k8s.io/dynamic-resource-allocation@v0.37.2]
 
-draguard's copy of /work/shared/tools/upstream-allocator/convert.py, adapted to record more than
+draguard's copy of the team's upstream-allocator converter, adapted to record more than
 one version (scripts/record-upstream-allocator.sh runs it): the target is chosen at the recorded
 version with draguard's own gate table (app/k8s/features.py), 1.37's new allocator features map to
 their gates, and 1.38's recordings (shared devices without share IDs, consumed capacity keyed by

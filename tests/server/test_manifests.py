@@ -138,7 +138,11 @@ def test_certificate_sans_cover_the_service(docs: list[dict[str, Any]]) -> None:
 def test_rbac_covers_exactly_what_the_watcher_lists(docs: list[dict[str, Any]]) -> None:
     role = one(docs, "ClusterRole")
     granted: set[tuple[str, str, str]] = set()
+    urls: set[tuple[str, str]] = set()
     for rule in role["rules"]:
+        if "nonResourceURLs" in rule:  # /version and /metrics: the cluster's version and gates
+            urls.update((u, v) for u in rule["nonResourceURLs"] for v in rule["verbs"])
+            continue
         for g in rule["apiGroups"]:
             for r in rule["resources"]:
                 for v in rule["verbs"]:
@@ -149,6 +153,7 @@ def test_rbac_covers_exactly_what_the_watcher_lists(docs: list[dict[str, Any]]) 
         for verb in ("list", "watch") if res.held else ("get", "list", "watch"):
             needed.add((group, res.name, verb))
     assert granted == needed  # nothing more
+    assert urls == {("/version", "get"), ("/metrics", "get")}  # read by app/inventory/clusterversion.py
     binding = one(docs, "ClusterRoleBinding")
     sa = one(docs, "ServiceAccount")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
