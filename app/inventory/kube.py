@@ -1,7 +1,7 @@
-"""Live inventory: list + watch DeviceClasses, ResourceSlices and Nodes from a Kubernetes API server.
+"""Live inventory: list + watch DeviceClasses, ResourceSlices, Nodes and DeviceTaintRules from a Kubernetes API server.
 
-Why a hand-written watcher on httpx rather than a client library: the webhook needs exactly
-three cluster-scoped lists, must never block a review on the network, and must say precisely
+Why a hand-written watcher on httpx rather than a client library: the webhook needs a few
+cluster-scoped lists, must never block a review on the network, and must say precisely
 how current its picture is (``synced``, age, restarts) so that an unsynced or stale inventory
 turns into ``SatisfiabilityUnknown`` warnings instead of false rejections (README "What denies, what warns, and why").
 
@@ -21,7 +21,7 @@ again (a relist after ``410 Gone``, a first list); events arriving while it runs
 bounded journal and applied to its result.
 
 Freshness (README "Live inventory: how fresh, and what happens when it is not"): a device event
-(class, slice, node) publishes a new picture within the debounce — it cuts short the pacing of
+(class, slice, node, taint rule) publishes a new picture within the debounce — it cuts short the pacing of
 claims-only publishes; only the allocation view ("now") is paced.  A device watch that fails
 (connection error, error status, ``410`` not yet relisted) makes the picture *stale* after
 :data:`STALE_AFTER_SECONDS`; one that stays silent — no event and no bookmark, where the API
@@ -30,11 +30,22 @@ again, and counts as failed from then.  While stale, :meth:`KubeInventory.proble
 resource and since when: no satisfiability answer (hence no denial) is made from the picture,
 every answer carries the warning (``app/server/answers.py``), and ``/readyz``, the metrics and
 the log say so at once.  Retries back off to at most :data:`RECONNECT_BACKOFF_MAX` seconds.
+
+DeviceTaintRules are an *optional* device resource (:attr:`Resource.optional`): served as
+``resource.k8s.io/v1`` from 1.37, ``v1beta2`` on 1.36 and ``v1alpha3`` on 1.35, only with the
+``DRADeviceTaintRules`` gate, and left out of an install's RBAC by older manifests.  The versions
+are tried newest first (a ``404`` moves to the next); a resource no version of which is served
+(``404``) or that RBAC refuses (``403``) is *absent*: no rule is known, so no device counts as
+tainted by one — only more permissive, never a false denial — readiness does not wait for it,
+it never makes the picture stale, ``/readyz`` shows why (``watches``), the log says it once, and
+it is asked again every :data:`ABSENT_RETRY_SECONDS`.  Once listed, its watch is held to the same
+bound as the others: a rule deleted while it is broken would otherwise keep its taint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -44,12 +55,14 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from ..k8s import DEFAULT_TARGET, Target
 from .build import POTENTIAL_ANNOTATION, InventoryBuilder
 from .claims import ClaimReducer
 from .cluster import HeldClaim, ObjectKey
 from .kubeconfig import KubeConfig, KubeError, make_client
 from .live import LiveClaims
 from .reflector import (
+    ApiError,
     Backoff,
     GoneError,
     MalformedWatchError,
@@ -64,6 +77,7 @@ if TYPE_CHECKING:
     from . import Inventory
 
 __all__ = [
+    "ABSENT_RETRY_SECONDS",
     "CLAIM_RESOURCES",
     "DEVICE_RESOURCES",
     "RECONNECT_BACKOFF_MAX",
@@ -117,6 +131,10 @@ RECONNECT_BACKOFF_MAX = 2.0
 """Seconds: the longest pause between two attempts to list or watch again (full jitter below it),
 so a watch is back within a few seconds of the API server's return."""
 RECONNECT_BACKOFF_INITIAL = 0.5
+ABSENT_RETRY_SECONDS = 60.0
+"""Seconds between two attempts to read an optional resource that was absent (not served, or
+refused by RBAC): an upgrade, an enabled gate or a granted role is seen within that time."""
+_ABSENT_STATUSES = (403, 404)
 _REPORT_EVERY = 60.0
 """Seconds between two log lines about the same unreachable API server or stale picture (the
 first one is logged at once)."""
@@ -153,10 +171,24 @@ class Resource:
     trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """Reduces each object to what the inventory reads as soon as it arrives (bounded memory)."""
     held: str = ""
+    optional: bool = False
+    """A device resource the cluster may not serve (its API version or gate off) or RBAC may not
+    grant: a ``404`` on every version or a ``403`` makes it *absent* (none of its objects known)
+    instead of a failure — readiness does not wait for it, and only a failure after it was listed
+    counts towards staleness.  Sound only for kinds whose absence makes answers more permissive
+    (DeviceTaintRules: fewer taints)."""
+    alternatives: tuple[tuple[str, str], ...] = ()
+    """Older ``(path, apiVersion)`` pairs of the same resource, tried in order when the newer one
+    answers ``404`` (not served by this API server)."""
 
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
+
+    def versions(self) -> tuple[Resource, ...]:
+        """This resource as served at each of its versions, newest (``path``) first."""
+        return (self, *(dataclasses.replace(self, path=p, api_version=v, alternatives=())
+                        for p, v in self.alternatives))
 
     def accept(self, *, watch: bool) -> str:
         if not self.metadata_only:
@@ -209,10 +241,17 @@ def trim_node(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+DEVICE_TAINT_RULES = Resource(
+    "DeviceTaintRule", "/apis/resource.k8s.io/v1/devicetaintrules", api_version="resource.k8s.io/v1", optional=True,
+    alternatives=(("/apis/resource.k8s.io/v1beta2/devicetaintrules", "resource.k8s.io/v1beta2"),
+                  ("/apis/resource.k8s.io/v1alpha3/devicetaintrules", "resource.k8s.io/v1alpha3")),
+)
+"""Served as v1 from 1.37, v1beta2 on 1.36, v1alpha3 on 1.35 — each only with ``DRADeviceTaintRules``."""
 DEVICE_RESOURCES: tuple[Resource, ...] = (
     Resource("DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", api_version="resource.k8s.io/v1"),
     Resource("ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", api_version="resource.k8s.io/v1"),
     Resource("Node", "/api/v1/nodes", api_version="v1", trim=trim_node),
+    DEVICE_TAINT_RULES,
 )
 CLAIM_RESOURCES: tuple[Resource, ...] = (
     Resource("ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", held="claim"),
@@ -238,6 +277,22 @@ class _Stream:
     last_error: str = ""
     connected: bool = False
     """A watch is open (accepted by the API server and not ended)."""
+    version: int = 0
+    """Which of ``resource.versions()`` is read (optional resources served at older versions)."""
+    absent: str = ""
+    """Why an optional resource is not read (not served, refused by RBAC); empty when it is."""
+    base: Resource | None = None
+    """The resource as declared (``resource`` is the version of it being read)."""
+
+    def __post_init__(self) -> None:
+        if self.base is None:
+            self.base = self.resource
+
+    @property
+    def counts(self) -> bool:
+        """Whether this stream's health bears on the picture's: a required device resource, or an
+        optional one that was listed (its objects are in the picture and may go out of date)."""
+        return not self.resource.held and (not self.resource.optional or (self.listed and not self.absent))
 
 
 def _object_key(obj: dict[str, Any], *, held: bool = False) -> str:
@@ -284,12 +339,15 @@ class KubeInventory:
         backoff_max: float = RECONNECT_BACKOFF_MAX,
         clock: Callable[[], float] = time.monotonic,
         claims_interval: float = _CLAIMS_INTERVAL,
+        absent_retry: float = ABSENT_RETRY_SECONDS,
+        target: Target = DEFAULT_TARGET,
     ) -> None:
         self.config = config
         self._streams = {r.name: _Stream(r) for r in resources}
         # One builder for the life of the watch: each rebuild decodes only the objects whose
         # resourceVersion changed (see InventoryBuilder).
-        self._build = build if build is not None else InventoryBuilder().build
+        self._own_builder = build is None
+        self._build = build if build is not None else InventoryBuilder(target=target).build
         self._debounce = debounce
         self._claims_pace = 0.0
         """How long a claims-only rebuild waits after the previous build (see :meth:`_rebuild_loop`)."""
@@ -301,6 +359,7 @@ class KubeInventory:
         self._page_size = page_size
         self._watch_timeout = watch_timeout
         self._backoff = (backoff_initial, backoff_max)
+        self._absent_retry = absent_retry
         self._clock = clock
         self._snapshot: Inventory | None = None
         self._snapshot_complete = False  # built after every resource had listed once
@@ -320,6 +379,20 @@ class KubeInventory:
         self.builds = 0
         self.build_error = ""
         self.fatal_error = ""
+
+    def retarget(self, target: Target) -> None:
+        """Build for ``target`` from now on (the cluster's version or gates changed): whether
+        DeviceTaintRules apply at all (``DRADeviceTaintRules``), what a rule without selector
+        selects, which fields a slice keeps.  A new builder (its decoded objects were decoded for
+        the old target) and a full rebuild at once; call it on the event loop that runs :meth:`run`."""
+        if not self._own_builder:
+            return
+        self._build = InventoryBuilder(target=target).build
+        self._devices_dirty = True
+        if self._devices_changed is not None:
+            self._devices_changed.set()
+        if self._dirty is not None:
+            self._dirty.set()
 
     # ---------------------------------------------------------------- read side
     @property
@@ -341,8 +414,8 @@ class KubeInventory:
         """Seconds since the least recently confirmed device resource was confirmed (list, watch
         opened, event, bookmark): what ``draguard_inventory_age_seconds`` shows.  A healthy quiet
         watch is confirmed by a bookmark about every minute, so this stays under ~60 s; claims and
-        templates (optional) are left out.  None until every device resource was listed."""
-        contacts = [s.last_contact for s in self._streams.values() if not s.resource.held]
+        templates (optional), and an optional device resource that is absent or not listed, are left out.  None until every device resource was listed."""
+        contacts = [s.last_contact for s in self._streams.values() if s.counts]
         if not contacts or any(c is None for c in contacts):
             return None
         return max(0.0, self._clock() - min(c for c in contacts if c is not None))
@@ -359,8 +432,8 @@ class KubeInventory:
             return None
         now = self._clock()
         for s in self._streams.values():
-            if s.resource.held:
-                continue  # claims unknown: nothing is "not now", answers about "ever" stand
+            if not s.counts:
+                continue  # claims, or rules, unknown: only more permissive — answers about "ever" stand
             if s.failing_since is not None and now - s.failing_since >= self._stale_after:
                 return s.resource.name, s.failing_since
             if s.last_contact is not None and now - s.last_contact >= self._silent_after + self._stale_after:
@@ -404,7 +477,8 @@ class KubeInventory:
                 "lastContactAgeSeconds": None if s.last_contact is None else round(max(0.0, now - s.last_contact), 3),
                 "failingSeconds": None if s.failing_since is None else round(max(0.0, now - s.failing_since), 3),
                 "error": s.last_error,
-                "optional": bool(s.resource.held),
+                "optional": bool(s.resource.held or s.resource.optional),
+                **({"apiVersion": s.resource.api_version, "absent": s.absent or None} if s.resource.optional else {}),
             }
             for name, s in self._streams.items()
         }
@@ -583,7 +657,7 @@ class KubeInventory:
                 if wait > 0 and await self._devices_change_within(wait):
                     await asyncio.sleep(self._debounce)  # the rest of the device burst
             self._dirty.clear()
-            complete = all(s.listed for s in self._streams.values() if not s.resource.held)
+            complete = all(s.listed for s in self._streams.values() if not (s.resource.held or s.resource.optional))
             started = time.monotonic()
             claims_only = self._claims_only()
             try:
@@ -633,6 +707,9 @@ class KubeInventory:
 
         async def failed(exc: Exception) -> None:
             stream.connected = False
+            if stream.resource.optional and isinstance(exc, ApiError) and exc.status in _ABSENT_STATUSES:
+                await self._not_readable(stream, exc)
+                return
             self._note_failure(stream, exc)
             self.restarts += 1
             if isinstance(exc, (GoneError, MalformedWatchError)):
@@ -646,6 +723,36 @@ class KubeInventory:
 
         await reflect(needs_list=lambda: stream.resource_version is None, list_once=lambda: self._list(client, stream),
                       watch_once=lambda: self._watch(client, stream, backoff), failed=failed, backoff=backoff)
+
+    async def _not_readable(self, stream: _Stream, exc: ApiError) -> None:
+        """An optional resource answered ``404`` or ``403``: the next older version at once after a
+        ``404``; else absent — its objects dropped (no rule known: only more permissive), said once,
+        asked again after :attr:`_absent_retry` from the newest version."""
+        versions = stream.base.versions() if stream.base is not None else (stream.resource,)
+        stream.resource_version = None
+        if exc.status == 404 and stream.version + 1 < len(versions):
+            stream.version += 1
+            stream.resource = versions[stream.version]
+            return
+        if exc.status == 404:
+            why = f"not served (HTTP 404 at {', '.join(v.api_version for v in versions)})"
+        else:
+            why = f"not allowed (HTTP 403: the service account may not list and watch {stream.resource.name})"
+        if why != stream.absent:  # once per cause, not once per attempt
+            level = logging.WARNING if exc.status == 403 else logging.INFO
+            log.log(level, json.dumps({"msg": f"{stream.resource.name} not read: none of them known, no device counts "
+                                              "as tainted by one", "resource": stream.resource.name,
+                                       "server": self.config.server, "why": why, "error": str(exc)}))
+        stream.absent = why
+        stream.failing_since = None
+        stream.last_error = ""
+        stream.listed = False
+        if stream.objects:
+            stream.objects = {}
+            self._changed(stream)  # the picture without them, at once
+        stream.version = 0
+        stream.resource = versions[0]
+        await asyncio.sleep(self._absent_retry)
 
     def _note_failure(self, stream: _Stream, exc: BaseException) -> None:
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -688,6 +795,10 @@ class KubeInventory:
             self._held_listed()
         stream.resource_version = rv
         stream.listed = True
+        if stream.absent:
+            log.info(json.dumps({"msg": f"{resource.name} read again", "resource": resource.name,
+                                 "apiVersion": resource.api_version, "server": self.config.server}))
+        stream.absent = ""
         self._note_contact(stream)
         self._changed(stream)
 

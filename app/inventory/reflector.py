@@ -69,10 +69,12 @@ class MalformedWatchError(KubeError):
 
 @dataclass
 class Backoff:
-    """Exponential backoff with full jitter, so many replicas do not retry in lockstep."""
+    """Exponential backoff with jitter (between half the cap and the cap), so many replicas do not
+    retry in lockstep.  The default cap is short (issue #36: a 30 s cap kept watches down up to
+    ~20 s after the API server was back): a retry is one small request."""
 
     initial: float = 0.5
-    maximum: float = 30.0
+    maximum: float = 2.0
     _attempt: int = 0
 
     def next_delay(self) -> float:

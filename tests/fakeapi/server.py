@@ -1,6 +1,6 @@
 """A small fake Kubernetes API server: list (paged) and chunked watch for cluster-scoped kinds and,
 across all namespaces, for the namespaced kinds the audit re-evaluates (claims, templates, Pods,
-workloads); plus get/list/create/update/delete of single objects (Secrets, Leases, webhook
+workloads) and DeviceTaintRules (at one version, or none); plus get/list/create/update/delete of single objects (Secrets, Leases, webhook
 configurations, PolicyReports, Events) with ``resourceVersion`` conflicts, for the self-managed
 certificate rotation and the audit's writer.  The ``wgpolicyk8s.io`` group can be switched off
 (``policy_reports_installed``: the CRD is not installed, every path of the group is 404), and
@@ -37,6 +37,8 @@ PATHS = {
     "deviceclasses": ("/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass"),
     "resourceslices": ("/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice"),
     "nodes": ("/api/v1/nodes", "v1", "Node"),
+    # served at the version of FakeCluster.taint_rules_version (v1, v1beta2, v1alpha3; "": none)
+    "devicetaintrules": ("/apis/resource.k8s.io/v1/devicetaintrules", "resource.k8s.io/v1", "DeviceTaintRule"),
     # namespaced kinds, listed and watched across all namespaces (objects keyed "namespace/name")
     "resourceclaims": ("/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim"),
     "resourceclaimtemplates": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
@@ -49,7 +51,8 @@ PATHS = {
     "jobs": ("/apis/batch/v1/jobs", "batch/v1", "Job"),
     "cronjobs": ("/apis/batch/v1/cronjobs", "batch/v1", "CronJob"),
 }
-NAMESPACED_LISTS = frozenset(PATHS) - {"deviceclasses", "resourceslices", "nodes"}
+NAMESPACED_LISTS = frozenset(PATHS) - {"deviceclasses", "resourceslices", "nodes", "devicetaintrules"}
+TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
 
 
 # Single-object kinds: URL prefix (before ``namespaces/NS/`` or the name) → (apiVersion, kind, plural).
@@ -109,6 +112,10 @@ class FakeCluster:
     bookmark_every: float = 0.0  # seconds of nothing sent after which a watch gets a BOOKMARK (0: never)
     watch_generation: int = 0  # bumped by drop_watches(): every watch opened before it is cut
     open_watches: dict[str, int] = field(default_factory=lambda: {name: 0 for name in PATHS})
+    taint_rules_version: str = "v1"
+    """The one version DeviceTaintRules are served at (1.37: v1, 1.36: v1beta2, 1.35: v1alpha3);
+    "": not served at all (404 at every version, as without the DRADeviceTaintRules gate)."""
+    taint_rule_requests: list[str] = field(default_factory=list)  # the version of every list/watch asked
 
     def drop_watches(self) -> None:
         """Cut every open watch at once, as an API server process that dies does."""
@@ -167,6 +174,8 @@ class FakeCluster:
             self.rv += 1
             obj = copy.deepcopy(obj)
             _, api_version, kind = PATHS[resource]
+            if resource == "devicetaintrules" and self.taint_rules_version:
+                api_version = f"resource.k8s.io/{self.taint_rules_version}"
             obj.setdefault("apiVersion", api_version)
             obj.setdefault("kind", kind)
             obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
@@ -448,7 +457,7 @@ def _object_routes(cluster: FakeCluster) -> list[Route]:
 def make_app(cluster: FakeCluster) -> Starlette:
     """The ASGI app serving ``cluster``."""
 
-    def endpoint(resource: str) -> Any:
+    def endpoint(resource: str, version: str = "") -> Any:
         async def handle(request: Request) -> Response:
             params = dict(request.query_params)
             accept = request.headers.get("accept", "")
@@ -456,6 +465,10 @@ def make_app(cluster: FakeCluster) -> Starlette:
             with cluster.lock:
                 cluster.requests.append((request.url.path, params))
                 cluster.accepts.append((request.url.path, accept))
+                if version:
+                    cluster.taint_rule_requests.append(version)
+            if version and version != cluster.taint_rules_version and cluster.available:
+                return JSONResponse(_status(404, "NotFound", "the server could not find the requested resource"), 404)
             if cluster.latency:
                 await asyncio.sleep(cluster.latency)
             if not cluster.available:
@@ -484,6 +497,8 @@ def make_app(cluster: FakeCluster) -> Starlette:
             return JSONResponse(_status(403, "Forbidden", 'forbidden: User cannot get path "/metrics"'), 403)
         return Response(cluster.metrics_text, media_type="text/plain")
 
-    routes = [Route(path, endpoint(name)) for name, (path, _, _) in PATHS.items()]
+    routes = [Route(path, endpoint(name)) for name, (path, _, _) in PATHS.items() if name != "devicetaintrules"]
+    routes += [Route(f"/apis/resource.k8s.io/{v}/devicetaintrules", endpoint("devicetaintrules", v))
+               for v in TAINT_RULE_VERSIONS]
     routes += [Route("/version", version), Route("/metrics", metrics)]
     return Starlette(routes=routes + _object_routes(cluster))

@@ -8,7 +8,9 @@ status facts that decide whether an object is audited at all), and it must tell 
 *which* objects changed so that a pass re-reviews only those.  How it talks to the API server is
 the inventory's own (``app/inventory/reflector.py``, client-go's reflector): paged list → watch
 from its ``resourceVersion`` with bookmarks → resume, relist on ``410 Gone`` or a malformed
-stream, back off with jitter on any other error.  A resource the API server refuses (403: RBAC
+stream, back off with jitter on any other error — to at most the live inventory's
+:data:`~app.inventory.kube.RECONNECT_BACKOFF_MAX` (2 s), so the audit is back within a few seconds
+of the API server's return, and from the start again once a watch delivers.  A resource the API server refuses (403: RBAC
 left it out; 404: not served) is reported and retried slowly; the audit runs on the others.
 """
 
@@ -23,6 +25,8 @@ from typing import Any
 import httpx
 
 from ...inventory import (
+    RECONNECT_BACKOFF_INITIAL,
+    RECONNECT_BACKOFF_MAX,
     ApiError,
     Backoff,
     GoneError,
@@ -105,6 +109,10 @@ def trim(obj: dict[str, Any], resource: AuditResource) -> dict[str, Any]:
     return out
 
 
+_CHANGES_SLACK = 4096
+"""Changed keys remembered beyond the number of objects held before "everything changed" is
+remembered instead (:meth:`AuditObjects.take_changes`)."""
+
 _REFUSED = (403, 404)
 """Statuses that mean "this resource cannot be read" (RBAC left it out, or it is not served):
 reported, retried slowly, and the audit runs on the others."""
@@ -140,7 +148,7 @@ class AuditObjects:
         resources: tuple[AuditResource, ...] = AUDIT_RESOURCES,
         page_size: int = 500,
         watch_timeout: tuple[int, int] = (240, 300),
-        backoff: tuple[float, float] = (0.5, 30.0),
+        backoff: tuple[float, float] = (RECONNECT_BACKOFF_INITIAL, RECONNECT_BACKOFF_MAX),
         refused_retry: float = 60.0,
     ) -> None:
         self.config = config
@@ -150,6 +158,8 @@ class AuditObjects:
         self._backoff = backoff
         self._refused_retry = refused_retry
         self._changed: set[ObjectKey] = set()
+        self._overflowed = False
+        """More changes than the bound since the last :meth:`take_changes`: all of them."""
         self.changes: asyncio.Event | None = None  # made in run(), on the loop that waits on it
         self.version = 0
         self.restarts = 0
@@ -167,9 +177,25 @@ class AuditObjects:
         return [o for s in self._streams.values() for o in list(s.objects.values())]
 
     def take_changes(self) -> set[ObjectKey]:
-        """Keys changed (added, modified, deleted) since the last call."""
+        """Keys changed (added, modified, deleted) since the last call; after more changes than
+        :data:`_CHANGES_SLACK` beyond the objects held, every key held (what a relist would say)."""
         out, self._changed = self._changed, set()
+        if self._overflowed:
+            self._overflowed = False
+            out = {(s.resource.kind, *k) for s in self._streams.values() for k in s.objects}
         return out
+
+    def _note_change(self, key: ObjectKey) -> None:
+        """Remember a changed key — within a bound.  Why a bound: only an audit pass takes the
+        changes, and a standby replica (not holding the Lease) or one whose passes are skipped (the
+        inventory not synced or stale) makes none; under churn (20 claims/s, each a new name) the
+        set of keys would grow for as long as that lasts."""
+        if self._overflowed:
+            return
+        self._changed.add(key)
+        if len(self._changed) > _CHANGES_SLACK + sum(len(s.objects) for s in self._streams.values()):
+            self._overflowed = True
+            self._changed = set()
 
     def status(self) -> dict[str, Any]:
         return {"synced": self.synced, "objects": {n: len(s.objects) for n, s in self._streams.items()},
@@ -181,7 +207,7 @@ class AuditObjects:
         by_kind = {s.resource.kind: s for s in self._streams.values()}
         for s in self._streams.values():
             for k in s.objects:
-                self._changed.add((s.resource.kind, *k))
+                self._note_change((s.resource.kind, *k))
             s.objects = {}
             s.listed = True
         for obj in objects:
@@ -189,7 +215,7 @@ class AuditObjects:
             if stream is not None:
                 key = _key(obj)
                 stream.objects[key] = trim(obj, stream.resource)
-                self._changed.add((stream.resource.kind, *key))
+                self._note_change((stream.resource.kind, *key))
         self._touch()
 
     def _touch(self) -> None:
@@ -231,7 +257,7 @@ class AuditObjects:
                     stream.resource_version = None  # a malformed stream: relist
 
         await reflect(needs_list=lambda: stream.resource_version is None, list_once=lambda: self._list(client, stream),
-                      watch_once=lambda: self._watch(client, stream), failed=failed, backoff=backoff)
+                      watch_once=lambda: self._watch(client, stream, backoff), failed=failed, backoff=backoff)
 
     def _params(self, stream: _Stream) -> dict[str, str]:
         selector = stream.resource.field_selector
@@ -248,7 +274,7 @@ class AuditObjects:
         kind = stream.resource.kind
         for key in objects.keys() | stream.objects.keys():
             if objects.get(key) != stream.objects.get(key):
-                self._changed.add((kind, *key))
+                self._note_change((kind, *key))
         stream.objects = objects
         stream.resource_version = rv
         stream.listed = True
@@ -256,9 +282,10 @@ class AuditObjects:
         stream.last_error = ""
         self._touch()
 
-    async def _watch(self, client: httpx.AsyncClient, stream: _Stream) -> None:
+    async def _watch(self, client: httpx.AsyncClient, stream: _Stream, backoff: Backoff) -> None:
         events = watch_events(client, stream.resource.path, resource_version=stream.resource_version,
-                              timeout_seconds=self._watch_timeout, params=self._params(stream))
+                              timeout_seconds=self._watch_timeout, params=self._params(stream),
+                              on_open=backoff.reset)  # accepted: the next failure starts from the shortest pause
         async for event in events:
             self._apply(stream, event)
 
@@ -273,7 +300,7 @@ class AuditObjects:
                 stream.objects.pop(key, None)
             else:
                 raise ValueError(f"unknown watch event type {etype!r}")
-            self._changed.add((stream.resource.kind, *key))
+            self._note_change((stream.resource.kind, *key))
             self._touch()
         if rv:
             stream.resource_version = str(rv)
