@@ -67,6 +67,7 @@ def gates_at(source: str, minor: tuple[int, int]) -> dict[str, tuple[str, bool, 
             continue
         best: tuple[str, bool, bool] | None = None
         for line in match.group(2).splitlines():
+            line = line.split("//", 1)[0]  # "LockToDefault: true in 1.39" in a comment is no lock
             spec = _SPEC.search(line)
             if spec is None or "MinCompatibilityVersion" in spec.group("rest"):
                 continue

@@ -86,7 +86,7 @@ _TABLE: dict[str, dict[str, GateState]] = {
     },
     "DRAConsumableCapacity": {
         "1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True),
-        "1.37": _g("beta", True), "1.38": _g("GA", True, True),
+        "1.37": _g("beta", True), "1.38": _g("GA", True),
     },
     "DRADerivedAttributes": {"1.37": _g("alpha", False), "1.38": _g("alpha", False)},
     "DRADeviceBindingConditions": {
@@ -96,10 +96,10 @@ _TABLE: dict[str, dict[str, GateState]] = {
     "DRADeviceCompatibilityGroups": {"1.37": _g("alpha", False), "1.38": _g("alpha", False)},
     "DRADeviceTaints": {
         "1.34": _g("alpha", False), "1.35": _g("alpha", False), "1.36": _g("beta", True),
-        "1.37": _g("GA", True, True), "1.38": _g("GA", True, True),
+        "1.37": _g("GA", True), "1.38": _g("GA", True, True),
     },
     "DRADeviceTaintRules": {
-        "1.35": _g("alpha", False), "1.36": _g("beta", False), "1.37": _g("GA", True, True),
+        "1.35": _g("alpha", False), "1.36": _g("beta", False), "1.37": _g("GA", True),
         "1.38": _g("GA", True, True),
     },
     "DRAExtendedResource": {
@@ -107,7 +107,7 @@ _TABLE: dict[str, dict[str, GateState]] = {
         "1.37": _g("GA", True, True), "1.38": _g("GA", True, True),
     },
     # beta and off in 1.37 (on only with an emulation compatibility version of 1.37), GA in 1.38
-    "DRAFractionalCapacityRange": {"1.37": _g("beta", False), "1.38": _g("GA", True, True)},
+    "DRAFractionalCapacityRange": {"1.37": _g("beta", False), "1.38": _g("GA", True)},
     "DRAListTypeAttributes": {"1.36": _g("alpha", False), "1.37": _g("alpha", False), "1.38": _g("alpha", False)},
     "DRANodeAllocatableResources": {
         "1.36": _g("alpha", False), "1.37": _g("alpha", False), "1.38": _g("alpha", False),

@@ -47,6 +47,31 @@ def test_defaults_per_version(version: str, gate: str, on: bool) -> None:
     assert Target(version).enabled(gate) is on
 
 
+@pytest.mark.parametrize(
+    ("version", "gates"),
+    [
+        # GA but not locked yet ("LockToDefault: true in 1.38/1.39" in their sources): can be turned off
+        ("1.37", "DRADeviceTaintRules=false"),
+        ("1.37", "DRADeviceTaintRules=false,DRADeviceTaints=false"),
+        ("1.38", "DRAConsumableCapacity=false,DRAFractionalCapacityRange=false"),
+        ("1.38", "DRAFractionalCapacityRange=false"),
+    ],
+)
+def test_ga_gates_not_yet_locked_can_be_turned_off(version: str, gates: str) -> None:
+    target = parse_target(version, gates)
+    assert all(not target.enabled(g.split("=")[0]) for g in gates.split(","))
+
+
+@pytest.mark.parametrize(
+    ("version", "gate", "on"),
+    [
+        ("1.38", "DRAConsumableCapacity", True),
+    ],
+)
+def test_defaults_per_version(version: str, gate: str, on: bool) -> None:
+    assert Target(version).enabled(gate) is on
+
+
 def test_default_target_is_the_newest_released_minor_with_its_defaults() -> None:
     assert DEFAULT_TARGET.version == "1.37" and not DEFAULT_TARGET.overrides
 
@@ -89,8 +114,8 @@ def test_versions_are_read_like_kubectl_prints_them(text: str) -> None:
         ("1.37", "DRAFractionalCapacityRange=true,DRAConsumableCapacity=false", "feature-gates",
          "DRAFractionalCapacityRange is enabled, but depends on features that are disabled: [DRAConsumableCapacity]"),
         ("1.38", "DynamicResourceAllocation=true", "feature-gates", "unrecognized feature gate: DynamicResourceAllocation"),
-        ("1.38", "DRAConsumableCapacity=false", "feature-gates",
-         "cannot set feature gate DRAConsumableCapacity to false, feature is locked to true"),
+        ("1.38", "DRAAdminAccess=false", "feature-gates",
+         "cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
     ],
 )
 def test_what_kube_apiserver_refuses_is_a_usage_error(version: str, gates: str, parameter: str, message: str) -> None:

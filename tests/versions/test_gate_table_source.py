@@ -55,6 +55,6 @@ def test_the_reader_sees_a_difference() -> None:
     assert source is not None
     at_137 = module.gates_at(source.read_text(), (1, 37))
     at_136 = module.gates_at(source.read_text(), (1, 36))
-    assert at_137["DRADeviceTaintRules"] == ("GA", True, True)
+    assert at_137["DRADeviceTaintRules"] == ("GA", True, False)  # "LockToDefault: true in 1.38" is a comment
     assert at_136["DRADeviceTaintRules"] == ("beta", False, False)
     assert "DRAFractionalCapacityRange" not in at_136
