@@ -62,16 +62,6 @@ def test_ga_gates_not_yet_locked_can_be_turned_off(version: str, gates: str) -> 
     assert all(not target.enabled(g.split("=")[0]) for g in gates.split(","))
 
 
-@pytest.mark.parametrize(
-    ("version", "gate", "on"),
-    [
-        ("1.38", "DRAConsumableCapacity", True),
-    ],
-)
-def test_defaults_per_version(version: str, gate: str, on: bool) -> None:
-    assert Target(version).enabled(gate) is on
-
-
 def test_default_target_is_the_newest_released_minor_with_its_defaults() -> None:
     assert DEFAULT_TARGET.version == "1.37" and not DEFAULT_TARGET.overrides
 
