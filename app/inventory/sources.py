@@ -314,7 +314,10 @@ def open_inventory(
     if kube_config is not None:
         from .kube import KubeInventory  # httpx only when a cluster is asked for
 
-        return KubeInventory(kube_config) if stale_after is None else KubeInventory(kube_config, stale_after=stale_after)
+        # built for the target: whether DeviceTaintRules apply, what a selector-less rule selects
+        if stale_after is None:
+            return KubeInventory(kube_config, target=target)
+        return KubeInventory(kube_config, target=target, stale_after=stale_after)
     if paths and disk_cache and stdin_text is None:
         from .filecache import cached_build
 

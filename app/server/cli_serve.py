@@ -293,6 +293,18 @@ def _log_target(found: ClusterTarget) -> None:
     log.log(level, json.dumps({"msg": "target Kubernetes version", **found.status()}))
 
 
+def _retarget(source: object, target: Target) -> None:
+    """Tell the live inventory (through wrappers' ``inner``) to build for ``target`` from now on."""
+    for _ in range(4):
+        retarget = getattr(source, "retarget", None)
+        if callable(retarget):
+            retarget(target)
+            return
+        source = getattr(source, "inner", None)
+        if source is None:
+            return
+
+
 async def _follow_cluster_version(args: argparse.Namespace, state: ServerState) -> None:
     """Ask the cluster again every :data:`RECHECK_SECONDS`; a new version or gate setting (an
     upgrade, another API server behind the address) becomes the target of every later answer."""
@@ -309,6 +321,8 @@ async def _follow_cluster_version(args: argparse.Namespace, state: ServerState) 
                                   problem=f"--feature-gates does not fit the cluster's version now: {exc}")
         if found.problem and current.git_version:  # a failed read keeps what was read before
             found = dataclasses.replace(current, problem=found.problem)
+        if found.target.key != current.target.key:
+            _retarget(state.inventory, found.target)
         if found.target.key != current.target.key or found.notice != current.notice:
             state.options = dataclasses.replace(state.options, target=found.target, version_notice=found.notice)
             if state.audit is not None:

@@ -154,12 +154,19 @@ def _watch_metrics(watches: dict[str, dict[str, Any]], stale: bool) -> Iterator[
     age = GaugeMetricFamily("draguard_watch_last_contact_age_seconds", "seconds since the API server last confirmed "
                             "the resource (list, watch start, event or bookmark; bookmarks come about every minute)",
                             labels=["resource"])
+    absent = GaugeMetricFamily("draguard_watch_absent", "1 for an optional resource the cluster does not serve or "
+                               "does not let draguard read (DeviceTaintRules: 404/403) — not a broken watch",
+                               labels=["resource"])
     for name, w in sorted(watches.items()):
+        if w.get("absent"):
+            absent.add_metric([name], 1.0)
+            continue  # no watch to be connected: alerting on it would fire on every cluster without the kind
         connected.add_metric([name], 1.0 if w.get("connected") else 0.0)
         if w.get("lastContactAgeSeconds") is not None:
             age.add_metric([name], float(w["lastContactAgeSeconds"]))
     yield connected
     yield age
+    yield absent
 
 
 def _memo_metrics(m: dict[str, Any]) -> Iterator[Any]:

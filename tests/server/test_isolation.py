@@ -127,7 +127,7 @@ def test_shipped_deployment_protects_lint_with_an_optional_token_secret() -> Non
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert "--lint-token-file=/etc/draguard/lint/token" in container["args"]
-    assert "--deny=Unsatisfiable" in container["args"]
+    assert not any(a.startswith("--deny") for a in container["args"])  # the code's default applies (one source)
     mount = next(m for m in container["volumeMounts"] if m["name"] == "lint-token")
     assert mount["mountPath"] == "/etc/draguard/lint" and mount["readOnly"] is True
     volume = next(v for v in pod["volumes"] if v["name"] == "lint-token")

@@ -266,5 +266,6 @@ def test_serve_flags_bootstrap_the_certificate(
     assert state.tls is not None and state.self_managed is not None
     assert cert.read_bytes() == secret_data(cluster)["tls.crt"]
     assert state.tls.serial == served_serial(cluster)
-    assert len(state.background) == 2  # the inventory source and the rotation loop
+    # the inventory source, the cluster-version follower (no --kubernetes-version) and the rotation loop
+    assert len(state.background) == 3
     assert state.readiness()[1]["certificate"]["selfManaged"]["secret"] == f"{NS}/{SECRET}"
