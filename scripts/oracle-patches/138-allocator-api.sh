@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Adapts the copy of the 1.36 oracle source (../shared/tools/oracle/main.go, copied by
+# Adapts the copy of the 1.36 oracle source (scripts/oracle/main.go, copied by
 # scripts/build-kubernetes.sh into its throwaway module) to the structured allocator of
 # Kubernetes 1.38 (k8s.io/dynamic-resource-allocation v0.38):
 #

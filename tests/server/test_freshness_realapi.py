@@ -1,6 +1,6 @@
 """Freshness against the real control plane (issue #36): ``draguard serve --kubeconfig`` as the
 shipped manifests run it, in front of etcd + a real kube-apiserver, with the faults of the chaos
-harness (``../shared/tools/chaos/``: F4 a slice deleted and re-created under claim churn, F1 the
+harness (the team's chaos tool: F4 a slice deleted and re-created under claim churn, F1 the
 API server SIGKILLed and restarted on the same port and etcd) reproduced in about a minute each.
 
 * F4: a client asks draguard (``POST /validate``, as the API server's dry-run admission would) 5
