@@ -38,7 +38,9 @@ def _source_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="pod/NAME|claim/NAME", help="what to explain")
+    parser.add_argument("target", metavar="pod/NAME|claim/NAME|deployment/NAME|…",
+                        help="what to explain: a pod, a claim, or a workload (deployment/, statefulset/, daemonset/, "
+                             "replicaset/, job/, cronjob/NAME: its pod template)")
     parser.add_argument("-n", "--namespace", default=None, help="namespace (default: the context's, else default)")
     _source_arguments(parser)
     parser.add_argument("--format", choices=["text", "json"], default="text")
@@ -88,13 +90,36 @@ class _Fail(Exception):
         self.code = code
 
 
+_KINDS = {
+    "pod": "Pod", "pods": "Pod", "po": "Pod",
+    "claim": "ResourceClaim", "resourceclaim": "ResourceClaim", "resourceclaims": "ResourceClaim",
+    "deployment": "Deployment", "deployments": "Deployment", "deploy": "Deployment",
+    "replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet",
+    "statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet",
+    "daemonset": "DaemonSet", "daemonsets": "DaemonSet", "ds": "DaemonSet",
+    "job": "Job", "jobs": "Job",
+    "cronjob": "CronJob", "cronjobs": "CronJob", "cj": "CronJob",
+}
+"""What ``explain KIND/NAME`` accepts (kubectl's names, short names and ``kind.group``)."""
+
+_COLLECTIONS = {
+    "Pod": "/api/v1/{ns}pods", "ResourceClaim": "/apis/resource.k8s.io/v1/{ns}resourceclaims",
+    "Deployment": "/apis/apps/v1/{ns}deployments", "ReplicaSet": "/apis/apps/v1/{ns}replicasets",
+    "StatefulSet": "/apis/apps/v1/{ns}statefulsets", "DaemonSet": "/apis/apps/v1/{ns}daemonsets",
+    "Job": "/apis/batch/v1/{ns}jobs", "CronJob": "/apis/batch/v1/{ns}cronjobs",
+}
+"""The API path of each kind's collection (``{ns}`` is ``namespaces/NS/``, or empty: every namespace)."""
+
+WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
+
+
 def _parse_target(text: str) -> tuple[str, str]:
     kind, _, name = text.partition("/")
-    kinds = {"pod": "Pod", "pods": "Pod", "po": "Pod", "claim": "ResourceClaim", "resourceclaim": "ResourceClaim",
-             "resourceclaims": "ResourceClaim"}
-    if not name or kind.lower() not in kinds:
-        raise _Fail(EXIT_USAGE, f"explain: {text!r}: give pod/NAME or claim/NAME")
-    return kinds[kind.lower()], name
+    kind = kind.lower().partition(".")[0]
+    if not name or kind not in _KINDS:
+        raise _Fail(EXIT_USAGE, f"explain: {text!r}: give pod/NAME, claim/NAME or a workload "
+                                "(deployment/, statefulset/, daemonset/, replicaset/, job/, cronjob/NAME)")
+    return _KINDS[kind], name
 
 
 def _read_files(paths: list[str], wanted: tuple[str, str, str] | None) -> tuple[Any, dict[tuple[str, str, str], dict[str, Any]]]:
@@ -103,11 +128,11 @@ def _read_files(paths: list[str], wanted: tuple[str, str, str] | None) -> tuple[
     try:
         source = StaticInventory(paths)
         objects: dict[tuple[str, str, str], dict[str, Any]] = {}
-        if wanted is not None and wanted[0] == "Pod":
+        if wanted is not None:  # every namespace's: the files are the user's (a hint may name them)
             for doc in load_paths(paths).documents:
-                if doc.kind == "Pod" and isinstance(doc.obj, dict):
+                if doc.kind == wanted[0] and isinstance(doc.obj, dict):
                     meta = doc.obj.get("metadata") or {}
-                    key = ("Pod", meta.get("namespace") or "default", meta.get("name") or "")
+                    key = (wanted[0], meta.get("namespace") or "default", meta.get("name") or "")
                     objects[key] = doc.obj
     except InputError as exc:
         raise _Fail(EXIT_USAGE, str(exc)) from exc
@@ -117,17 +142,88 @@ def _read_files(paths: list[str], wanted: tuple[str, str, str] | None) -> tuple[
     return inventory, objects
 
 
-def _read_cluster(args: argparse.Namespace, namespace: str, named: list[tuple[str, str, str]]) -> Any:
-    from .inventory import KubeConfigError, ReadError, load_kube_config, read_cluster
+def _kube_config(args: argparse.Namespace) -> Any:
+    from .inventory import KubeConfigError, load_kube_config
 
     path = _kubeconfig_path(args.kubeconfig)
     if path is None:
         raise _Fail(EXIT_USAGE, "no kubeconfig: give --kubeconfig, set $KUBECONFIG, or --inventory PATH for files")
     try:
-        config = load_kube_config(path, args.context)
-        return read_cluster(config, namespace=namespace, named=named)
-    except (KubeConfigError, ReadError) as exc:
+        return load_kube_config(path, args.context)
+    except KubeConfigError as exc:
         raise _Fail(EXIT_USAGE, str(exc)) from exc
+
+
+def _read_cluster(args: argparse.Namespace, namespace: str, named: list[tuple[str, str, str]]) -> Any:
+    from .inventory import ReadError, read_cluster
+
+    try:
+        return read_cluster(_kube_config(args), namespace=namespace, named=named)
+    except ReadError as exc:
+        raise _Fail(EXIT_USAGE, str(exc)) from exc
+
+
+def _user_get(config: Any, path: str, params: dict[str, str] | None = None) -> tuple[int, Any]:
+    """One GET with the user's own credentials: (HTTP status, body or None); (0, None) when the API
+    server cannot be reached.  What the user may not read stays unread (RBAC decides, not us)."""
+    import asyncio
+
+    import httpx
+
+    from .inventory import make_client
+    from .k8s import DraguardError
+
+    async def get() -> tuple[int, Any]:
+        async with make_client(config) as client:
+            resp = await client.get(path, params=params or {})
+            if resp.status_code != 200:
+                return resp.status_code, None
+            return 200, resp.json()
+
+    try:
+        return asyncio.run(get())
+    except (httpx.HTTPError, DraguardError, ValueError):
+        return 0, None
+
+
+def _read_workload(config: Any, kind: str, namespace: str, name: str, gaps: list[str]) -> dict[str, Any] | None:
+    """The workload ``kind namespace/name`` (read_cluster fetches pods and claims by name)."""
+    status, body = _user_get(config, _COLLECTIONS[kind].format(ns=f"namespaces/{namespace}/") + f"/{name}")
+    if status == 403:
+        gaps.append(f"{kind} {namespace}/{name} not readable (403)")
+    if status != 200 or not isinstance(body, dict):
+        return None
+    body.setdefault("kind", kind)
+    return body
+
+
+def _elsewhere(kind: str, name: str, namespace: str, listed: list[str]) -> str:
+    others = sorted({ns for ns in listed if ns != namespace})
+    if not others:
+        return ""
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    return (f"; {kind} {name} exists in namespace{'s' if len(others) > 1 else ''} {shown} "
+            f"(give -n {others[0]})")
+
+
+def _hint_cluster(config: Any, kind: str, namespace: str, name: str) -> str:
+    """Where else ``kind name`` exists — asked of the API server with the user's credentials across
+    every namespace, so only a user who may list them all gets an answer (no leak across tenants:
+    a 403 is no hint)."""
+    status, body = _user_get(config, _COLLECTIONS[kind].format(ns=""),
+                             {"fieldSelector": f"metadata.name={name}", "limit": "20"})
+    if status != 200 or not isinstance(body, dict):
+        return ""
+    items = [i for i in body.get("items") or [] if isinstance(i, dict)]
+    return _elsewhere(kind, name, namespace,
+                      [str((i.get("metadata") or {}).get("namespace") or "") for i in items])
+
+
+def _hint_files(kind: str, namespace: str, name: str, inventory: Any, objects: dict[tuple[str, str, str], Any]) -> str:
+    listed = [ns for k, ns, n in objects if k == kind and n == name]
+    if kind == "ResourceClaim":
+        listed += [ns for ns, n in inventory.cluster.claims if n == name]
+    return _elsewhere(kind, name, namespace, listed)
 
 
 def _namespace(args: argparse.Namespace) -> str:
@@ -146,14 +242,22 @@ def _explain(args: argparse.Namespace) -> str:
     kind, name = _parse_target(args.target)
     namespace = _namespace(args)
     gaps: list[str] = []
+    config = None
     if args.inventory:
         inventory, objects = _read_files(args.inventory, (kind, namespace, name))
     else:
-        read = _read_cluster(args, namespace, [(kind, namespace, name)])
+        config = _kube_config(args)
+        read = _read_cluster(args, namespace, [] if kind in WORKLOADS else [(kind, namespace, name)])
         inventory, objects, gaps = read.inventory, read.objects, read.gaps
+        if kind in WORKLOADS:
+            workload = _read_workload(config, kind, namespace, name, gaps)
+            if workload is not None:
+                objects[(kind, namespace, name)] = workload
     explanation = explain_object(kind, namespace, name, inventory, objects, budget=Budget.within(args.deadline_seconds))
     if explanation is None:
-        raise _Fail(EXIT_NOT_FOUND, f"explain: {kind} {namespace}/{name} not found")
+        hint = (_hint_files(kind, namespace, name, inventory, objects) if config is None
+                else _hint_cluster(config, kind, namespace, name))
+        raise _Fail(EXIT_NOT_FOUND, f"explain: {kind} {namespace}/{name} not found{hint}")
     explanation.gaps.extend(gaps)
     return render_explanation(explanation, args.format)
 

@@ -308,8 +308,13 @@ def _runtime_error(e: EvalError) -> CelRuntimeError:
     return CelRuntimeError(e.message, key, hint)
 
 
-def _hint_for(expression: str, err: CelRuntimeError) -> CelRuntimeError:
-    """Make the missing-key hint concrete when the expression names the map literally."""
+def _hint_for(expression: str, err: CelRuntimeError, device: CelDevice | None = None) -> CelRuntimeError:
+    """Make the missing-key hint concrete when the expression names the map literally.
+
+    A lookup in a domain the device does not publish (``device.attributes["gpu.acme.oi"]`` reads
+    as an empty map, so the error is about the *name*) is most often a typo: say so and name the
+    nearest domain the device does publish; likewise for a name its domain does not have.  The
+    guard hint is for names that are really optional."""
     key = err.missing_key
     if key is None:
         return err
@@ -318,8 +323,31 @@ def _hint_for(expression: str, err: CelRuntimeError) -> CelRuntimeError:
     m = re.search(r'device\.(attributes|capacity)\["([^"]+)"\]\s*(?:\.\s*' + re.escape(key) + r'\b|\[\s*"'
                   + re.escape(key) + r'"\s*\])', expression)
     if m:
-        return CelRuntimeError(err.message, key, f'guard with "{key}" in device.{m.group(1)}["{m.group(2)}"]')
+        typo = _typo_hint(device, m.group(1), m.group(2), key) if device is not None else None
+        return CelRuntimeError(err.message, key, typo or f'guard with "{key}" in device.{m.group(1)}["{m.group(2)}"]')
     return err
+
+
+def _typo_hint(device: CelDevice, field: str, domain: str, key: str) -> str | None:
+    """``the device publishes no attribute domain gpu.acme.oi; did you mean gpu.acme.io?`` (or
+    the same for a name in a published domain); None when nothing published is near."""
+    import difflib
+
+    published = getattr(device, field, None)
+    if not isinstance(published, dict) or not published:
+        return None
+    what = "attribute" if field == "attributes" else "capacity"
+    if domain not in published:
+        near = difflib.get_close_matches(domain, sorted(published), n=1, cutoff=0.6)
+        if near:
+            return f"the device publishes no {what} domain {domain}; did you mean {near[0]}?"
+        return None
+    names = published.get(domain)
+    if isinstance(names, dict) and names and key not in names:
+        near = difflib.get_close_matches(key, sorted(names), n=1, cutoff=0.6)
+        if near:
+            return f"the device publishes no {what} {key} in {domain}; did you mean {near[0]}?"
+    return None
 
 
 class _HintingSelector(CompiledSelector):
@@ -327,7 +355,7 @@ class _HintingSelector(CompiledSelector):
 
     def _run(self, device: CelDevice) -> bool | CelRuntimeError:
         r = super()._run(device)
-        return _hint_for(self.expression, r) if isinstance(r, CelRuntimeError) else r
+        return _hint_for(self.expression, r, device) if isinstance(r, CelRuntimeError) else r
 
 
 # --------------------------------------------------------------------------- compilation

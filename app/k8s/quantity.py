@@ -168,6 +168,20 @@ class Quantity:
     def __repr__(self) -> str:
         return f"Quantity({str(self)!r})"
 
+    def short(self) -> str:
+        """For messages: the text as written when there is one, else the shortest exact form with a
+        decimal or binary suffix (``10G``, ``1500M``, ``10Gi``).
+
+        Why not ``str``: that is apimachinery's canonical form *in the quantity's format*, and
+        arithmetic gives the allocator's results BinarySI (``NewQuantity(v, BinarySI)``), so 10G
+        consumed prints ``9765625Ki`` and 1500M prints ``1500000000`` — exact, right for a patch,
+        unreadable in a sentence.  On equal length the quantity's own format wins."""
+        if self._text is not None:
+            return self._text
+        own = canonical_string(self._nanos, self._format)
+        forms = [own] + [canonical_string(self._nanos, f) for f in (Format.DECIMAL_SI, Format.BINARY_SI)]
+        return min(forms, key=len)
+
 
 def _strip_factors(amount: int, base: int) -> tuple[int, int]:
     times = 0

@@ -74,6 +74,7 @@ class Reason(enum.StrEnum):
     CAPACITY_DEFAULTED = "CapacityDefaulted"
     SATISFIABLE_ON_SCALE_UP = "SatisfiableOnScaleUp"
     CAPACITY_IN_USE = "CapacityInUse"
+    CAPACITY_ON_EXCLUSIVE_DEVICE = "CapacityOnExclusiveDevice"
     REPLICAS_EXCEED_CAPACITY = "ReplicasExceedCapacity"
     REFERENCE_NOT_FOUND = "ReferenceNotFound"
     BUDGET_EXCEEDED = "BudgetExceeded"
@@ -153,6 +154,8 @@ _ROWS: tuple[tuple[str, Family, Severity, str, str], ...] = (
      "Only a node an autoscaler can create (a potential node-group template) can allocate the claim."),
     (Reason.CAPACITY_IN_USE, Family.INVENTORY, _W, "NoCapacityFreeNow",
      "It would fit an empty cluster, but not today's allocations (never a denial)."),
+    (Reason.CAPACITY_ON_EXCLUSIVE_DEVICE, Family.INVENTORY, _I, "CapacityRequestTakesWholeDevice",
+     "A capacity request whose devices cannot be shared (no allowMultipleAllocations): the claim takes a whole device."),
     # workloads
     (Reason.REPLICAS_EXCEED_CAPACITY, Family.WORKLOAD, _W, "ReplicasCannotAllRun",
      "With every device free, only some replicas of the workload can hold their claims at once."),

@@ -37,7 +37,7 @@ def _devices(row: UsageRow) -> str:
 def _capacity_lines(capacity: Mapping[str, CapacityUse], indent: str) -> list[str]:
     width = max((len(n) for n in capacity), default=0)
     return [
-        f"{indent}{name.ljust(width)}  {_bar(use)} {use.used} of {use.total} used ({use.fraction:.0%})"
+        f"{indent}{name.ljust(width)}  {_bar(use)} {use.used.short()} of {use.total.short()} used ({use.fraction:.0%})"
         for name, use in sorted(capacity.items())
     ]
 
@@ -95,26 +95,76 @@ def _fit_lines(fit: FitAnswer) -> list[str]:
     return out
 
 
+_FONT = 12
+_CHAR = 0.62 * _FONT
+"""The advance of one character of the SVG's monospace font (0.6 em in DejaVu Sans Mono, Menlo,
+Consolas; a little more for safety): widths are computed from the text, so nothing is clipped."""
+_SVG_BAR = 200
+_GAP = 12
+
+
+def _svg_width(text: str) -> float:
+    return len(text) * _CHAR
+
+
+def _svg_rows(usage: Sequence[ClassUsage]) -> list[tuple[str, str, CapacityUse | None, str]]:
+    """(label, what the bar measures, the use or None for a heading, the figures) — the text
+    output's figures, each bar named by what it measures."""
+    rows: list[tuple[str, str, CapacityUse | None, str]] = []
+    for cls in usage:
+        rows.append((f"class {cls.name}: {_devices(cls.total)}", "", None, ""))
+        device = _device_use(cls.total)
+        rows.append(("  all nodes", "devices in use", device,
+                     f"{cls.total.devices - cls.total.free} of {cls.total.devices} ({device.fraction:.0%})"))
+        for name, use in sorted(cls.total.capacity.items()):
+            rows.append(("", f"{name} used", use, _figures(use)))
+        for r in cls.rows:
+            where = f"  {r.node}" + (f" (pool {r.pool})" if r.pool and r.pool != r.node else "")
+            if not r.capacity:
+                use = _device_use(r)
+                rows.append((where, "devices in use", use, f"{r.devices - r.free} of {r.devices} ({use.fraction:.0%})"))
+            for i, (name, use) in enumerate(sorted(r.capacity.items())):
+                rows.append((where if i == 0 else "", f"{name} used", use, _figures(use)))
+    return rows
+
+
+def _figures(use: CapacityUse) -> str:
+    return f"{use.used.short()} of {use.total.short()} ({use.fraction:.0%})"
+
+
 def _svg(usage: Sequence[ClassUsage]) -> str:
+    """Bars for a report: a heading per class (the text's class line), then one bar per figure —
+    devices in use, each capacity used — labelled with what it measures and the text's figures.
+    Every width comes from the text it holds (monospace), so nothing is clipped at the edge."""
     from html import escape  # here, not at the top: only the SVG needs it, and every lint imports this module
 
-    rows: list[tuple[str, str, CapacityUse, bool]] = []
-    for cls in usage:
-        rows.append((cls.name, _devices(cls.total), _device_use(cls.total), True))
-        for name, use in sorted(cls.total.capacity.items()):
-            rows.append((f"  {name}", f"{use.used} of {use.total}", use, False))
-        for r in cls.rows:
-            rows.append((f"  {r.node}", _devices(r), _device_use(r), False))
-    height = 30 + 24 * len(rows)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="760" height="{height}" font-family="sans-serif" font-size="12">',
-           '<text x="10" y="18" font-weight="bold">draguard capacity: used of total</text>']
-    for n, (label, note, use, bold) in enumerate(rows):
+    rows = _svg_rows(usage)
+    title = "draguard capacity: used of total, per DeviceClass"
+    bars = [r for r in rows if r[2] is not None]
+    label_w = max((_svg_width(r[0]) for r in bars), default=0.0)
+    what_w = max((_svg_width(r[1]) for r in bars), default=0.0)
+    bar_x = 10 + label_w + _GAP + what_w + _GAP
+    note_x = bar_x + _SVG_BAR + _GAP
+    right = max([10 + _svg_width(title)] + [10 + _svg_width(r[0]) for r in rows if r[2] is None]
+                + [note_x + _svg_width(r[3]) for r in bars])
+    width = int(right + 10.999)
+    height = 30 + 24 * len(rows) + 6
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" '
+           f'font-size="{_FONT}">',
+           f'<text x="10" y="18" font-weight="bold">{escape(title)}</text>']
+    for n, (label, what, use, figures) in enumerate(rows):
         y = 30 + 24 * n
-        weight = ' font-weight="bold"' if bold else ""
-        out.append(f'<text x="10" y="{y + 14}"{weight}>{escape(label)}</text>')
-        out.append(f'<rect x="260" y="{y + 3}" width="300" height="14" fill="#e5e7eb"/>')
-        out.append(f'<rect x="260" y="{y + 3}" width="{round(300 * use.fraction)}" height="14" fill="#2563eb"/>')
-        out.append(f'<text x="570" y="{y + 14}">{escape(note)} ({use.fraction:.0%})</text>')
+        if use is None:
+            out.append(f'<text x="10" y="{y + 14}" font-weight="bold">{escape(label)}</text>')
+            continue
+        if label.strip():
+            out.append(f'<text x="10" y="{y + 14}" xml:space="preserve">{escape(label)}</text>')
+        out.append(f'<text x="{10 + label_w + _GAP:.0f}" y="{y + 14}" fill="#374151">{escape(what)}</text>')
+        out.append(f'<rect x="{bar_x:.0f}" y="{y + 3}" width="{_SVG_BAR}" height="14" fill="#e5e7eb"/>')
+        out.append(f'<rect x="{bar_x:.0f}" y="{y + 3}" width="{round(_SVG_BAR * use.fraction)}" height="14" fill="#2563eb">'
+                   f"<title>{escape(what)}: {escape(figures)}</title></rect>")
+        out.append(f'<text x="{note_x:.0f}" y="{y + 14}">{escape(figures)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -1,7 +1,8 @@
 """``draguard explain`` output: a table per claim (text) or JSON.
 
 Formatting only: the answers are :class:`~app.review.Explanation` values.  The text form leads
-with the two questions — could it ever run (every device free), does it fit now (today's
+with what the API server rejects of the object (such an object never runs: both answers are
+no), then the two questions — could it ever run (every device free), does it fit now (today's
 allocations) — then one row per class of alike nodes with the first reason there.
 """
 
@@ -11,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..k8s import Note
+from ..k8s import Finding, Note
 from ..review import ClaimAnswer, Explanation
 
 __all__ = ["explanation_json", "render_explanation"]
@@ -33,8 +34,13 @@ def _claim_json(c: ClaimAnswer) -> dict[str, Any]:
             "findings": _notes(c.notes), "classes": [row.as_json() for row in c.classes]}
 
 
+def _rejected(items: Sequence[Finding]) -> list[dict[str, Any]]:
+    return [{"severity": f.severity.value, "reason": f.reason, "message": f.message, "field": f.field} for f in items]
+
+
 def explanation_json(exp: Explanation) -> dict[str, Any]:
     return {"kind": exp.kind, "namespace": exp.namespace, "name": exp.name, "state": exp.state,
+            "rejected": _rejected(exp.rejected),
             "ever": exp.ever, "now": exp.now, "claims": [_claim_json(c) for c in exp.claims],
             "findings": _notes(exp.notes), "classes": [row.as_json() for row in exp.classes], "gaps": list(exp.gaps)}
 
@@ -53,8 +59,14 @@ def _table(rows: Sequence[Any], indent: str) -> list[str]:
 
 def _text(exp: Explanation) -> str:
     lines = [f"{exp.kind} {exp.namespace}/{exp.name}" + (f": {exp.state}" if exp.state else "")]
-    lines.append(f"  could ever run (every device free): {_word(exp.ever)}")
-    lines.append(f"  fits now (today's allocations):     {_word(exp.now)}")
+    if exp.rejected:
+        lines.append("  rejected by the API server (it does not accept the object as written):")
+        for f in exp.rejected:
+            where = f" {f.field}:" if f.field else ""
+            lines.append(f"    {f.severity.value}: {f.reason}:{where} {f.message}")
+    why = " (the API server rejects it)" if exp.rejected else ""
+    lines.append(f"  could ever run (every device free): {_word(exp.ever)}{why}")
+    lines.append(f"  fits now (today's allocations):     {_word(exp.now)}{why}")
     for n in exp.notes:
         where = f" {n.path}:" if n.path is not None and str(n.path) else ""
         lines.append(f"  {n.severity.value}: {n.reason.value}:{where} {n.message}")

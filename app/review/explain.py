@@ -1,29 +1,50 @@
-"""``draguard explain``: the answer for one claim (or each claim of a pod), per class of alike nodes,
-with every device free (*ever*) and with today's allocations (*now*).
+"""``draguard explain``: the answer for one claim, pod or workload (its pod template), per class of
+alike nodes, with every device free (*ever*) and with today's allocations (*now*).
 
 Why per node class: the scheduler's "cannot allocate all claims" is one line for every cause;
 the user needs to know, for each kind of node, whether the devices ran out, a selector failed or
-a constraint cannot hold — and, where capacity is the reason, what holds it.  Each class is
-answered by the same search the webhook runs, on the snapshot restricted to that class (and on
-its held view for *now*); classes of the same hardware are searched once.  Holders are named
-only in the asking namespace (no leak across tenants).
+a constraint cannot hold — and, where capacity is the reason, what holds it.  The rows are the
+per-pod engine's own (the search the webhook runs, every class decided), one row per class:
+a node kept out only for now (a cordon, a taint the node lifecycle controller sets and removes,
+``node.kubernetes.io/not-ready`` …) is answered by the search as if it were back — ever yes when
+the claims fit there, now no — never a "never".  Each reason is counted on the devices of its
+class, so a request's figures never land on nodes that do not have such devices.  What the API
+server rejects of the object comes first: such an object never runs as written.  Holders are
+named only in the asking namespace (no leak across tenants).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..inventory import ClaimReducer, HeldClaim, Inventory, NodeGroup, only_groups
-from ..k8s import Budget, NodeSelector, Note, Path, Reason, ResourceClaimSpec, Severity, Toleration
+from ..inventory import ClaimReducer, HeldClaim, Inventory
+from ..k8s import (
+    DEFAULT_TARGET,
+    Budget,
+    Document,
+    Family,
+    Finding,
+    NodeSelector,
+    Note,
+    Path,
+    Reason,
+    ResourceClaimSpec,
+    Severity,
+    Target,
+    Toleration,
+    family_of,
+)
 from ..satisfy import (
     ClassVerdict,
     PodClaim,
     PodPlacement,
     PodRequest,
+    PodVerdict,
     capacity_in_use,
     check_claim_spec,
     check_pod,
@@ -32,8 +53,9 @@ from ..satisfy import (
     plan_claim,
     pod_capacity_in_use,
 )
+from .pipeline import ReviewOptions, review_documents
 
-__all__ = ["ClaimAnswer", "ClassRow", "Explanation", "explain_claim", "explain_object"]
+__all__ = ["WORKLOAD_TEMPLATES", "ClaimAnswer", "ClassRow", "Explanation", "explain_claim", "explain_object"]
 
 _FAILS = frozenset({Reason.UNSATISFIABLE, Reason.SELECTOR_RUNTIME_ERROR})
 
@@ -87,6 +109,20 @@ class Explanation:
     notes: list[Note] = field(default_factory=list)
     """For a pod: the findings of that joint search (ever, and CapacityInUse)."""
     gaps: list[str] = field(default_factory=list)
+    rejected: list[Finding] = field(default_factory=list)
+    """What the API server rejects of the object (its validation errors): such an object never
+    runs as written, so the verdicts are "no" and these come first."""
+
+
+WORKLOAD_TEMPLATES: Mapping[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+"""Where each workload kind ``explain`` accepts keeps its pod template: its pods are explained."""
 
 
 def _verdict(notes: Sequence[Note]) -> bool | None:
@@ -95,17 +131,6 @@ def _verdict(notes: Sequence[Note]) -> bool | None:
     if any(n.reason in (Reason.SATISFIABILITY_UNKNOWN, Reason.SELECTOR_RUNTIME_ERROR) for n in notes):
         return None
     return True
-
-
-def _first_reason(notes: Sequence[Note]) -> str:
-    for n in notes:
-        if n.reason in _FAILS or n.reason == Reason.SATISFIABILITY_UNKNOWN:
-            return n.message
-    return ""
-
-
-def _only(inventory: Inventory, group: NodeGroup) -> Inventory:
-    return only_groups(inventory, (group,))
 
 
 def _state(held: HeldClaim | None) -> str:
@@ -129,7 +154,12 @@ def explain_claim(
     held: HeldClaim | None = None,
     budget: Budget | None = None,
 ) -> ClaimAnswer:
-    """The claim's answer overall and per node class, ever and now; every search under ``budget``."""
+    """The claim's answer overall and per node class, ever and now; every search under ``budget``.
+
+    The rows are the per-pod engine's, for a pod that carries only this claim and tolerates
+    every node taint (the claim's own answer: which pod will use it is not known here), so each
+    row's reason is about the devices of *that* class — a request's shortfall counted on its
+    nodes, never a sentence about the whole inventory copied onto nodes it does not describe."""
     base = base if base is not None else Path.root("spec")
     answer = ClaimAnswer(name, origin or f'claim "{name}"', _state(held))
     if held is not None and held.allocation is not None:
@@ -141,47 +171,19 @@ def explain_claim(
                                 budget=budget) if answer.ever else []
     answer.now = None if any(n.fail_open for n in now_notes) else False if now_notes else answer.ever
     answer.notes = [*ever_notes, *now_notes]
-    now = inventory.held_view()
-    now_groups = {g.nodes: (i, g) for i, g in enumerate(now.groups)}
-    memo: dict[object, tuple[bool | None, str]] = {}
-    plans = plan_claim(spec, base)
-    ever_classes, now_classes = _node_classes(inventory), _node_classes(now)
-    for gi, group in enumerate(inventory.groups):
-        key = ("ever", ever_classes[gi])
-        if key not in memo:
-            notes = check_claim_spec(spec, _only(inventory, group), base=base, budget=budget)
-            memo[key] = (_verdict(notes), _first_reason(notes))
-        ever, reason = memo[key]
-        ni, now_group = now_groups.get(group.nodes, (-1, None))
-        now_ok: bool | None = False
-        now_reason = "a node the autoscaler can create: not there now" if group.potential else ""
-        holders = ""
-        if now_group is not None and ever:
-            nkey = ("now", now_classes[ni])
-            if nkey not in memo:
-                notes = check_claim_spec(spec, _only(now, now_group), base=base, budget=budget)
-                memo[nkey] = (_verdict(notes), _first_reason(notes))
-            now_ok, now_reason = memo[nkey]
-            if now_ok is False:
-                within = frozenset(group.devices)
-                figs = [held_figures(alt, inventory, namespace, within=within) for p in plans for alt in p.alternatives[:1]]
-                short = next((f for f in figs if f.short), figs[0] if figs else None)
-                if short is not None:
-                    now_reason = (f'request "{short.alt.display}": {short.matching - short.free} of {short.matching} '
-                                  f"matching devices here are held")
-                    holders = holders_phrase(short)
-        elif not ever:
-            now_ok = False
-        answer.classes.append(ClassRow(group.label, group.nodes, ever, now_ok if ever else ever,
-                                       reason if not ever else now_reason, holders))
+    request = PodRequest(claims=(PodClaim(name, spec, "", base),), placement=_ANY_NODE)
+    _, _, rows = _class_rows(request, inventory, namespace, budget)
+    prefix = f'claim "{name}": '
+    answer.classes = [dataclasses.replace(r, reason=r.reason.removeprefix(prefix)) for r in rows]
     return answer
 
 
-def _node_classes(inventory: Inventory) -> Sequence[int]:
-    """Per node group, its node class under the full device profile (equal: the same answer for
-    every claim), so each class is searched once."""
-    classes, _ = inventory.profiles.project(None).group_classes(inventory.devices, inventory.groups)
-    return classes
+_ANY_NODE = PodPlacement(tolerations=(Toleration(operator="Exists"),))
+"""A claim's own rows: a pod that tolerates every taint (and a cordon), no selector."""
+
+_OUT_FOR_NOW = "the claims fit, but the nodes are out for now: "
+"""How the engine words a class whose claims fit but whose nodes its filters keep out only for
+now (a cordon, a taint the node's controllers set and remove with its condition)."""
 
 
 def _claim_of(kind_ns_name: tuple[str, str, str], inventory: Inventory, objects: Mapping[tuple[str, str, str], Any]) -> HeldClaim | None:
@@ -234,25 +236,33 @@ def explain_object(
     objects: Mapping[tuple[str, str, str], Any],
     *,
     budget: Budget | None = None,
+    target: Target = DEFAULT_TARGET,
 ) -> Explanation | None:
-    """The explanation of ``kind`` (``Pod`` or ``ResourceClaim``) ``namespace/name``, or None when it
-    is not known (neither in the inventory's claims nor among ``objects`` fetched by name).
+    """The explanation of ``kind`` (``Pod``, ``ResourceClaim`` or a kind of
+    :data:`WORKLOAD_TEMPLATES`: its pod template) ``namespace/name``, or None when it is not known
+    (neither in the inventory's claims nor among ``objects`` fetched by name).  What the API
+    server rejects of the object (validated for ``target``) comes first and makes the verdicts no.
     ``budget`` (the command's one) bounds every search the explanation makes."""
     if kind == "ResourceClaim":
         held = _claim_of((kind, namespace, name), inventory, objects)
         if held is None:
             return None
-        exp = Explanation(kind, namespace, name)
+        exp = Explanation(kind, namespace, name, rejected=_rejections(objects.get((kind, namespace, name)), target))
         if held.spec is None:
             exp.gaps.append("the claim's spec could not be read")
             return exp
         answer = explain_claim(held.spec, inventory, namespace=namespace, name=name, held=held, budget=budget)
         exp.state, exp.ever, exp.now, exp.claims = answer.state, answer.ever, answer.now, [answer]
-        return exp
-    pod = objects.get(("Pod", namespace, name))
+        return _rejected_first(exp)
+    raw = objects.get((kind, namespace, name))
+    if kind in WORKLOAD_TEMPLATES:
+        pod = _template_pod(raw, WORKLOAD_TEMPLATES[kind], namespace) if isinstance(raw, Mapping) else None
+        state = f"its pod template ({'.'.join(WORKLOAD_TEMPLATES[kind])}) explained as one more pod"
+    else:
+        pod, state = raw, _pod_state(raw) if isinstance(raw, Mapping) else ""
     if not isinstance(pod, Mapping):
         return None
-    exp = Explanation("Pod", namespace, name, _pod_state(pod))
+    exp = Explanation(kind, namespace, name, state, rejected=_rejections(raw, target))
     answers: list[ClaimAnswer] = []
     resolved: list[tuple[int, str, ResourceClaimSpec, str, HeldClaim | None, bool]] = []
     for index, (pod_claim, claim_name, template, problem) in enumerate(_pod_claims(pod, namespace)):
@@ -279,12 +289,41 @@ def explain_object(
     request = _pod_request(pod, resolved) if not exp.gaps and resolved else None
     if request is not None:
         exp.ever, exp.now, exp.classes, exp.notes = _pod_classes(request, inventory, namespace, budget)
-        return exp
-    verdicts = [a.ever for a in answers]
-    exp.ever = False if False in verdicts else None if None in verdicts or exp.gaps else True
-    nows = [a.now for a in answers]
-    exp.now = False if False in nows else None if None in nows or exp.gaps else True
+    else:
+        verdicts = [a.ever for a in answers]
+        exp.ever = False if False in verdicts else None if None in verdicts or exp.gaps else True
+        nows = [a.now for a in answers]
+        exp.now = False if False in nows else None if None in nows or exp.gaps else True
+    return _rejected_first(exp)
+
+
+def _rejected_first(exp: Explanation) -> Explanation:
+    """An object the API server rejects never runs as written: no, whatever its devices say."""
+    if exp.rejected:
+        exp.ever = exp.now = False
     return exp
+
+
+def _rejections(obj: object, target: Target) -> list[Finding]:
+    """The object's validation errors as the API server would give them (the lint pipeline with no
+    inventory: the rules only, no search)."""
+    if not isinstance(obj, Mapping):
+        return []
+    got = review_documents([Document(dict(obj))], inventory=None, options=ReviewOptions(target=target))
+    return [f for o in got.objects for f in o.findings
+            if f.severity is Severity.ERROR and family_of(f.reason) in (Family.PARITY, Family.DECODE)]
+
+
+def _template_pod(workload: Mapping[str, Any], where: Sequence[str], namespace: str) -> dict[str, Any] | None:
+    """The pod a workload's controller would create from its template (no name, no status)."""
+    node: Any = workload
+    for key in where:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    if not isinstance(node, Mapping) or not isinstance(node.get("spec"), Mapping):
+        return None
+    meta = node.get("metadata") if isinstance(node.get("metadata"), Mapping) else {}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {**dict(meta or {}), "namespace": namespace},
+            "spec": node["spec"]}
 
 
 def _pod_request(pod: Mapping[str, Any], resolved: Sequence[tuple[int, str, ResourceClaimSpec, str, HeldClaim | None, bool]]) -> PodRequest | None:
@@ -294,7 +333,7 @@ def _pod_request(pod: Mapping[str, Any], resolved: Sequence[tuple[int, str, Reso
     spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
     assert isinstance(spec, Mapping)
     claims = tuple(
-        PodClaim(name, claim_spec, origin, Path.root("spec", "resourceClaims").index(i), shared=shared,
+        PodClaim(name, claim_spec, _short_origin(origin), Path.root("spec", "resourceClaims").index(i), shared=shared,
                  allocation=held.allocation if held is not None else None,
                  key=f"{held.namespace}/{held.name}" if held is not None and shared else "")
         for i, name, claim_spec, origin, held, shared in resolved
@@ -313,6 +352,13 @@ def _pod_request(pod: Mapping[str, Any], resolved: Sequence[tuple[int, str, Reso
         affinity=affinity, tolerations=tolerations,
     )
     return PodRequest(claims=claims, placement=placement)
+
+
+def _short_origin(origin: str) -> str:
+    """``template gpu`` of ``pod claim "g" (template gpu; its claim is not created yet)``: the
+    engine's sentences name the claim already (``claim "g" (template gpu)``)."""
+    inner = origin.partition("(")[2].rstrip(")")
+    return inner.partition(";")[0] or origin
 
 
 def _now_answer(cls: ClassVerdict, now: Sequence[ClassVerdict]) -> tuple[bool | None, str]:
@@ -335,15 +381,37 @@ def _now_answer(cls: ClassVerdict, now: Sequence[ClassVerdict]) -> tuple[bool | 
     return None, next((c.reason for c in got if not c.ok), "")
 
 
-def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, budget: Budget | None) -> tuple[bool | None, bool | None, list[ClassRow], list[Note]]:
-    """Per class of nodes, the pod's verdict ever and now (the engine's joint search over all of its
-    claims, every class evaluated), with the holders where only today's allocations are in the way."""
+def _class_rows(
+    request: PodRequest, inventory: Inventory, namespace: str, budget: Budget | None,
+) -> tuple[PodVerdict, PodVerdict, list[ClassRow]]:
+    """Per class of nodes, one row: the pod's verdict ever and now (the engine's joint search over
+    all of its claims, every class evaluated), with the holders where only today's allocations are
+    in the way.
+
+    One row per class: the engine reports nodes its filters keep out only for now (a cordon, a
+    ``node.kubernetes.io/not-ready`` taint …) twice — once as excluded, once searched as if they
+    were back.  Such nodes are one row here, answered by the search: *ever* is whether the claims
+    fit there, *now* is no ("not now: …"), since the node lifecycle controller removes those
+    taints when the node recovers — a transient taint is never a "never"."""
     ever = check_pod(request, inventory, budget=budget, every_class=True)
     now = check_pod(request, inventory, budget=budget, every_class=True, now=True)
-    rows: list[ClassRow] = []
     plans = [alt for c in request.claims if c.allocation is None for p in plan_claim(c.spec, c.path) for alt in p.alternatives[:1]]
-    for cls in ever.per_class:
+    potential = {n for g in inventory.groups if g.potential for n in g.nodes}
+    excluded = [c for c in ever.per_class if not c.eligible]
+    searched = [c for c in ever.per_class if c.eligible]
+    out_for_now = {n for c in searched for n in c.nodes if any(n in x.nodes for x in excluded)}
+    rows: list[ClassRow] = []
+    for cls in excluded:
+        left = tuple(n for n in cls.nodes if n not in out_for_now)
+        if left or not cls.nodes:
+            rows.append(ClassRow(_label(left) if left != cls.nodes else cls.label, left, False, False, cls.reason))
+    for cls in searched:
+        if out_for_now.intersection(cls.nodes):
+            rows.append(_not_now_row(cls))
+            continue
         now_ok, now_reason = _now_answer(cls, now.per_class)
+        if cls.ok and cls.nodes and set(cls.nodes) <= potential:
+            now_ok, now_reason = False, "a node the autoscaler can create: not there now"
         reason = cls.reason if not cls.ok else (now_reason if not now_ok else "")
         held = ""
         if cls.ok and now_ok is False:
@@ -352,6 +420,45 @@ def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, budg
             short = next((f for f in figs if f.short), None)
             if short is not None:
                 held = holders_phrase(short)
+                if not reason:
+                    reason = (f'request "{short.alt.display}": {short.matching - short.free} of {short.matching} '
+                              "matching devices here are held")
         rows.append(ClassRow(cls.label, cls.nodes, cls.ok, now_ok if cls.ok else cls.ok, reason, held))
+    return ever, now, rows
+
+
+def _not_now_row(cls: ClassVerdict) -> ClassRow:
+    """A class of nodes out only for now: its claims fit (ever yes, now no), or the search's own
+    answer when they do not."""
+    if cls.ok is None and cls.reason.startswith(_OUT_FOR_NOW):
+        why = cls.reason.removeprefix(_OUT_FOR_NOW)
+        back = ("until it is uncordoned" if why.startswith("cordoned") else
+                "a taint the node's controllers set with its condition and remove when it recovers")
+        return ClassRow(cls.label, cls.nodes, True, False, f"not now: {why} ({back}); the claims fit here")
+    return ClassRow(cls.label, cls.nodes, cls.ok, False if cls.ok is not None else None, cls.reason)
+
+
+def _label(nodes: tuple[str, ...]) -> str:
+    if not nodes:
+        return "(some node)"
+    return nodes[0] if len(nodes) == 1 else f"{nodes[0]} (+{len(nodes) - 1} alike)"
+
+
+def _overall(verdict: PodVerdict, rows: Sequence[ClassRow], question: str) -> bool | None:
+    """The pod's answer to one question: yes when some row says yes (a class out only for now
+    still answers *ever*), else the engine's verdict — no when every row says no."""
+    if any(getattr(r, question) is True for r in rows):
+        return True
+    if verdict.satisfiable is False or (rows and all(getattr(r, question) is False for r in rows)
+                                        and not any(n.fail_open for n in verdict.notes)):
+        return False
+    return verdict.satisfiable
+
+
+def _pod_classes(request: PodRequest, inventory: Inventory, namespace: str, budget: Budget | None) -> tuple[bool | None, bool | None, list[ClassRow], list[Note]]:
+    """The pod's verdicts ever and now, its rows (:func:`_class_rows`) and findings."""
+    ever, now, rows = _class_rows(request, inventory, namespace, budget)
     notes = [*ever.notes, *pod_capacity_in_use(request, inventory, ever, namespace=namespace, budget=budget)]
-    return ever.satisfiable, (False if now.satisfiable is False and ever.satisfiable else ever.satisfiable and now.satisfiable), rows, notes
+    ever_ok = _overall(ever, rows, "ever")
+    now_ok = _overall(now, rows, "now") if ever_ok else ever_ok
+    return ever_ok, now_ok, rows, notes

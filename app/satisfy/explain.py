@@ -65,8 +65,8 @@ def _capacity_message(alt: Alternative, counted: list[tuple[Entry, int]]) -> str
     miss: CapacityMiss = best.fit.miss  # type: ignore[union-attr,assignment]
     if miss.kind == "exceeds" and miss.requested is not None and miss.consumed is not None and miss.consumed.cmp(miss.requested) == 0:
         return (
-            f"{_quote(alt)}: no device of class {alt.class_name} offers {miss.capacity} {miss.requested} "
-            f"(largest: {miss.limit} on {best.dev.where})"
+            f"{_quote(alt)}: no device of class {alt.class_name} offers {miss.capacity} {miss.requested.short()} "
+            f"(largest: {miss.limit.short() if miss.limit is not None else '?'} on {best.dev.where})"
         )
     return f"{_quote(alt)}: {miss.describe()} ({best.dev.where}, the nearest of {_count(counted)} matching devices)"
 

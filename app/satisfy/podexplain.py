@@ -136,6 +136,7 @@ def summary(
     """The Unsatisfiable message over all classes, and the field it points at."""
     if not inventory.groups:
         return "no node can reach any device in the inventory", request.spec_path
+    classes = _once_each(classes)
     shown = [f"{c.label}: {c.reason}" for c in classes[:_MAX_SHOWN]]
     more = f"; and {len(classes) - _MAX_SHOWN} more kinds of nodes" if len(classes) > _MAX_SHOWN else ""
     text = "no node can run the pod with all its claims: " + "; ".join(shown) + more
@@ -143,3 +144,11 @@ def summary(
         return text, request.spec_path
     pending = [c for c in request.claims if c.allocation is None]
     return text, pending[0].path if pending else request.spec_path
+
+
+def _once_each(classes: Sequence[ClassVerdict]) -> list[ClassVerdict]:
+    """Each node once: nodes the filters keep out only for now (a cordon, a ``node.kubernetes.io/``
+    taint) are also searched as if they were back; where that search fails, its reason is the one
+    that holds for good, and the node's exclusion is left out of the sentence."""
+    searched = {n for c in classes if c.eligible and c.ok is False for n in c.nodes}
+    return [c for c in classes if c.eligible or not c.nodes or not set(c.nodes) <= searched]

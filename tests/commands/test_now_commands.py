@@ -95,7 +95,8 @@ def test_explain_an_allocated_claim_says_where(ticket: Path, capsys: pytest.Capt
 
 def test_explain_what_does_not_exist(ticket: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "explain", "claim/nope", "--inventory", str(ticket))[0] == 3
-    assert run(capsys, "explain", "deployment/x", "--inventory", str(ticket))[0] == 2
+    assert run(capsys, "explain", "frob/x", "--inventory", str(ticket))[0] == 2
+    assert run(capsys, "explain", "deployment/x", "--inventory", str(ticket))[0] == 3  # a workload: not found
     code, _, err = run(capsys, "explain", "claim/x", "--inventory", str(ticket / "missing.yaml"))
     assert code == 2 and "missing.yaml" in err
 
