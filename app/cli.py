@@ -214,10 +214,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from .commands import add_explain_arguments
 
         add_explain_arguments(explain)
+        add_target_arguments(explain)
     if command == "capacity":
         from .commands import add_capacity_arguments
 
         add_capacity_arguments(capacity)
+        add_target_arguments(capacity)
     if command == "serve":
         from .server import add_serve_arguments
 

@@ -122,11 +122,23 @@ def _parse_target(text: str) -> tuple[str, str]:
     return _KINDS[kind], name
 
 
-def _read_files(paths: list[str], wanted: tuple[str, str, str] | None) -> tuple[Any, dict[tuple[str, str, str], dict[str, Any]]]:
+def _target(args: argparse.Namespace) -> Any:
+    """The target of ``--kubernetes-version``/``--feature-gates`` (files are stored as it stores them,
+    the object is validated for it); a usage error names the flag."""
+    from .k8s import FeatureGateError, parse_target
+
+    try:
+        return parse_target(getattr(args, "kubernetes_version", None), getattr(args, "feature_gates", None))
+    except FeatureGateError as exc:
+        raise _Fail(EXIT_USAGE, f"--{exc.parameter}: {exc}") from exc
+
+
+def _read_files(paths: list[str], wanted: tuple[str, str, str] | None,
+                target: Any = None) -> tuple[Any, dict[tuple[str, str, str], dict[str, Any]]]:
     from .inventory import InputError, StaticInventory, load_paths
 
     try:
-        source = StaticInventory(paths)
+        source = StaticInventory(paths) if target is None else StaticInventory(paths, target=target)
         objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         if wanted is not None:  # every namespace's: the files are the user's (a hint may name them)
             for doc in load_paths(paths).documents:
@@ -240,11 +252,12 @@ def _explain(args: argparse.Namespace) -> str:
     from .review import explain_object
 
     kind, name = _parse_target(args.target)
+    target = _target(args)
     namespace = _namespace(args)
     gaps: list[str] = []
     config = None
     if args.inventory:
-        inventory, objects = _read_files(args.inventory, (kind, namespace, name))
+        inventory, objects = _read_files(args.inventory, (kind, namespace, name), target)
     else:
         config = _kube_config(args)
         read = _read_cluster(args, namespace, [] if kind in WORKLOADS else [(kind, namespace, name)])
@@ -253,7 +266,8 @@ def _explain(args: argparse.Namespace) -> str:
             workload = _read_workload(config, kind, namespace, name, gaps)
             if workload is not None:
                 objects[(kind, namespace, name)] = workload
-    explanation = explain_object(kind, namespace, name, inventory, objects, budget=Budget.within(args.deadline_seconds))
+    explanation = explain_object(kind, namespace, name, inventory, objects, budget=Budget.within(args.deadline_seconds),
+                                 target=target)
     if explanation is None:
         hint = (_hint_files(kind, namespace, name, inventory, objects) if config is None
                 else _hint_cluster(config, kind, namespace, name))
@@ -270,21 +284,22 @@ def _capacity(args: argparse.Namespace) -> str:
 
     namespace = "default" if args.inventory else _context_namespace(_kubeconfig_path(args.kubeconfig), args.context) or "default"
     gaps: list[str] = []
+    target = _target(args)
     if args.inventory:
-        inventory, _ = _read_files(args.inventory, None)
+        inventory, _ = _read_files(args.inventory, None, target)
     else:
         read = _read_cluster(args, namespace, [])
         inventory, gaps = read.inventory, read.gaps
     fit = None
     if args.fit:
-        fit = _fit(args.fit, inventory, Budget.within(args.deadline_seconds), fit_object)
+        fit = _fit(args.fit, inventory, Budget.within(args.deadline_seconds), fit_object, target)
     alloc = inventory.cluster.allocations
     summary: dict[str, Any] = {"allocated_claims": alloc.claims, "unknown_results": alloc.unknown,
                                "claims_known": inventory.cluster.known, "gaps": gaps}
     return render_capacity(class_usage(inventory), args.format, summary=summary, fit=fit)
 
 
-def _fit(path: str, inventory: Any, budget: Any, fit_object: Any) -> Any:
+def _fit(path: str, inventory: Any, budget: Any, fit_object: Any, target: Any) -> Any:
     """``--fit FILE``: the file's first workload that uses DRA, else its first claim or template;
     the file's other objects are what the workload's references resolve to."""
     from .inventory import InputError, load_paths
@@ -298,11 +313,11 @@ def _fit(path: str, inventory: Any, budget: Any, fit_object: Any) -> Any:
     workloads = [d for d in docs if d.kind in CHECKED_KINDS and d.kind not in DRA_KINDS]
     others = [d.obj for d in claims]
     for doc in workloads:
-        answer = fit_object(doc.obj, inventory, budget=budget, others=others)
+        answer = fit_object(doc.obj, inventory, budget=budget, others=others, target=target)
         if answer.pop("uses_dra", True):
             return answer
     if claims:
-        return fit_object(claims[0].obj, inventory, budget=budget)
+        return fit_object(claims[0].obj, inventory, budget=budget, target=target)
     raise _Fail(EXIT_USAGE, f"--fit {path}: no workload, ResourceClaim or ResourceClaimTemplate in it")
 
 
