@@ -71,6 +71,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository: draguard's gate table
+from app.k8s.features import _DEPENDENCIES as DEPENDENCIES  # noqa: E402
 from app.k8s.features import SUPPORTED_VERSIONS, FeatureGateError, Target, parse_target  # noqa: E402
 
 NAMESPACE = "upstream"
@@ -252,6 +253,13 @@ def target_for(features, claims, rec, recorded):
         if features.get("DeviceBindingAndStatus") and not (target.state("DRAResourceClaimDeviceStatus") or
                                                            Target("1.34").state("DRAResourceClaimDeviceStatus")).locked:
             gates["DRAResourceClaimDeviceStatus"] = True  # the allocator feature is both gates together
+        # a gate the case turns off takes the gates that need it along (DRADeviceTaintRules needs
+        # DRADeviceTaints, which 1.37 no longer locks): kube-apiserver refuses one without the other
+        for gate, needs in DEPENDENCIES.items():
+            state = target.state(gate)
+            if (state is not None and not state.locked and gates.get(gate, state.default)
+                    and any(gates.get(n) is False for n in needs)):
+                gates[gate] = False
         text = ",".join(f"{g}={str(v).lower()}" for g, v in sorted(gates.items()))
         if not why:
             try:
