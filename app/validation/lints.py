@@ -23,6 +23,7 @@ from ..k8s import (
     whole_units,
     whole_units_off_step,
 )
+from .deltas import CAPACITY_REQUEST_AMOUNTS, applies
 
 __all__ = [
     "lint_claim_spec",
@@ -38,7 +39,8 @@ def _note(reason: Reason, message: str, path: Path) -> Note:
 
 # ---------------------------------------------------------------------------- claims
 def lint_claim_spec(spec: ResourceClaimSpec, path: Path) -> list[Note]:
-    """``capacity.requests`` is never validated by Kubernetes; a zero or negative amount asks for nothing."""
+    """``capacity.requests`` amounts are not validated by Kubernetes before 1.38 (1.38 refuses negative
+    ones itself); a zero or negative amount asks for nothing."""
     notes: list[Note] = []
     requests_path = path.child("devices", "requests")
     for i, request in enumerate(spec.devices.requests):
@@ -59,7 +61,10 @@ def _lint_capacity(capacity: CapacityRequirements | None, path: Path) -> list[No
     if capacity is None:
         return []
     notes: list[Note] = []
+    negatives_rejected = applies(CAPACITY_REQUEST_AMOUNTS)  # 1.38's API server refuses them itself
     for name, amount in capacity.requests.items():
+        if amount.sign() < 0 and negatives_rejected:
+            continue  # a FieldValueInvalid already says it, as the API server does
         if amount.sign() <= 0:
             what = "zero" if amount.is_zero() else "negative"
             notes.append(

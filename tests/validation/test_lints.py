@@ -86,3 +86,19 @@ def test_no_policy_lints_where_the_policy_is_an_api_error() -> None:
     obj = rslice([device(capacity={"memory": {"value": "1Gi", "requestPolicy": {"default": "1Gi"}}})])
     assert [e.reason for e in check(obj).errors] == ["FieldValueForbidden"]
     assert notes(obj) == []
+
+
+def test_at_1_38_a_negative_request_is_the_api_servers_error_not_a_lint() -> None:
+    """1.38 refuses negative capacity requests itself (FieldValueInvalid); the lint would only repeat
+    it. A zero request is still accepted there, and still linted."""
+    from draguard.k8s import parse_target
+    from draguard.validation import ValidationContext
+
+    obj = claim([exact(capacity={"requests": {"memory": "-5Gi", "cores": "0"}})])
+    result = check(obj, ValidationContext(target=parse_target("1.38")))
+    assert [str(e.field) for e in result.errors] == ["spec.devices.requests[0].exactly.capacity.requests[memory]"]
+    assert [(n.reason, str(n.path)) for n in result.notes] == [
+        ("LintNegativeCapacityRequest", "spec.devices.requests[0].exactly.capacity.requests[cores]"),
+    ]
+    at_137 = check(obj, ValidationContext(target=parse_target("1.37")))
+    assert at_137.errors == [] and len(at_137.notes) == 2
