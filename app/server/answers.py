@@ -62,6 +62,7 @@ from ..k8s import exceeded_on_thread
 from ..report import limit_warnings
 from ..review import ObjectReview, ReviewOptions
 from ..validation import valid_object_names
+from .references import Resolved, SourceLookups, resolve_references
 from .webhook import AdmissionCall, Answer, Route, answer_for, review_object
 
 __all__ = ["MAX_BODY_BYTES", "MEMO_WEIGHT", "VOLATILE_METADATA", "AnswerMemo", "MemoKey", "Remembered", "answer_call", "complete", "lookup", "memo_key",
@@ -229,8 +230,10 @@ class AnswerMemo:
     identity — and is emptied when a review made on a newer pair is stored.
     """
 
-    def __init__(self, weight: int = MEMO_WEIGHT) -> None:
+    def __init__(self, weight: int = MEMO_WEIGHT, references: SourceLookups | None = None) -> None:
         self._cache = BoundedCache(weight)
+        self.references = references if references is not None else SourceLookups()
+        """The API-server lookup of references the live picture lacks (``references.py``)."""
         self._owner: tuple[Inventory, object] | None = None
         self._lock = threading.Lock()
         self.hits = 0
@@ -315,7 +318,10 @@ def review_and_remember(memo: AnswerMemo, call: AdmissionCall, route: Route, sou
     """The pipeline's answer (CPU-bound: in a worker thread), remembered under ``key`` when
     nothing cut it short and ``snapshot`` is still the source's current one."""
     before, started = exceeded_on_thread(), time.monotonic()
-    review = review_object(call, snapshot, problem, options)
+    resolved = _resolve_references(memo, call, route, source, snapshot, options)
+    if resolved.asked:
+        key = None  # the answer depends on what the API server said just now, not on the snapshot alone
+    review = review_object(call, resolved.snapshot, problem, options)
     if key is not None and snapshot is not None and complete(
             review, seconds=time.monotonic() - started, exceeded=exceeded_on_thread() - before,
             search_deadline=options.deadline_seconds):
@@ -326,6 +332,18 @@ def review_and_remember(memo: AnswerMemo, call: AdmissionCall, route: Route, sou
         _mark_stale(answer, stale)
         memo.note_stale(answer)
     return answer
+
+
+def _resolve_references(memo: AnswerMemo, call: AdmissionCall, route: Route, source: InventorySource,
+                        snapshot: Inventory | None, options: ReviewOptions) -> Resolved:
+    """The snapshot a pod or workload is reviewed on: with the claims and templates it names that
+    the live picture lacks and the API server has (issue #35: read-your-writes within one apply)."""
+    if route != "validate":
+        return Resolved(snapshot)
+    api_version = f"{call.group}/{call.version}" if call.group else call.version
+    return resolve_references(memo.references.for_source(source), snapshot, kind=call.kind, api_version=api_version,
+                              operation=call.operation, namespace=call.namespace, obj=call.obj, old_obj=call.old_obj,
+                              workload_kinds=options.workload_kinds)
 
 
 # ---------------------------------------------------------------- a stale live inventory (issue #36)

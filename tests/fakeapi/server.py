@@ -4,7 +4,10 @@ workloads) and DeviceTaintRules (at one version, or none); plus get/list/create/
 configurations, PolicyReports, Events) with ``resourceVersion`` conflicts, for the self-managed
 certificate rotation and the audit's writer.  The ``wgpolicyk8s.io`` group can be switched off
 (``policy_reports_installed``: the CRD is not installed, every path of the group is 404), and
-single-object requests can be given queued faults (403, 409, 429, 500).
+single-object requests can be given queued faults (403, 409, 429, 500).  Claims and templates can
+also be read one at a time (``GET .../namespaces/NS/resourceclaimtemplates/NAME``), and
+``watch_delay`` holds every event back from the watches for that long after the object was stored:
+the window in which a GET sees an object its watch has not delivered yet (read-your-writes).
 
 Why a real HTTP server rather than mocks: the watcher's correctness lives in HTTP details —
 chunked streams that end or break, ``410 Gone`` as a status and as an ERROR event, bookmarks,
@@ -24,6 +27,7 @@ import asyncio
 import copy
 import json
 import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +120,9 @@ class FakeCluster:
     """The one version DeviceTaintRules are served at (1.37: v1, 1.36: v1beta2, 1.35: v1alpha3);
     "": not served at all (404 at every version, as without the DRADeviceTaintRules gate)."""
     taint_rule_requests: list[str] = field(default_factory=list)  # the version of every list/watch asked
+    watch_delay: float = 0.0
+    """Seconds an event is held back from every watch after its object was stored (a GET sees it at once)."""
+    stamps: dict[int, float] = field(default_factory=dict)  # resourceVersion -> when stored (time.monotonic)
 
     def drop_watches(self) -> None:
         """Cut every open watch at once, as an API server process that dies does."""
@@ -183,6 +190,7 @@ class FakeCluster:
             etype = "MODIFIED" if name in self.objects[resource] else "ADDED"
             self.objects[resource][name] = obj
             self.history.append((self.rv, resource, etype, obj))
+            self.stamps[self.rv] = time.monotonic()
             return self.rv
 
     def delete(self, resource: str, name: str, namespace: str = "") -> int:
@@ -229,7 +237,17 @@ class FakeCluster:
 
     def _events_after(self, resource: str, since: int) -> list[tuple[int, str, dict[str, Any]]]:
         with self.lock:
-            return [(rv, t, o) for rv, r, t, o in self.history if r == resource and rv > since]
+            events = [(rv, t, o) for rv, r, t, o in self.history if r == resource and rv > since]
+            if self.watch_delay:  # in order, up to the first one still held back
+                due = time.monotonic() - self.watch_delay
+                held = next((i for i, (rv, _, _) in enumerate(events) if self.stamps.get(rv, 0.0) > due), None)
+                events = events if held is None else events[:held]
+            return events
+
+    def gets(self, resource: str) -> list[str]:
+        """The paths of every single-object GET of ``resource`` (claims, templates) so far."""
+        with self.lock:
+            return [p for p, q in self.requests if q.get("verb") == "get" and f"/{resource}/" in p]
 
 
 def _list_key(resource: str, obj: dict[str, Any]) -> str:
@@ -442,6 +460,34 @@ def _discovery(cluster: FakeCluster) -> Any:
     return handle
 
 
+def _held_object(cluster: FakeCluster, resource: str) -> Any:
+    """``GET /apis/resource.k8s.io/v1/namespaces/NS/<claims or templates>/NAME``: the stored object,
+    whether or not its watch event was delivered yet; 404 as the real one says it (``details.name``)."""
+
+    async def handle(request: Request) -> Response:
+        namespace, name = request.path_params["namespace"], request.path_params["name"]
+        with cluster.lock:
+            cluster.requests.append((request.url.path, {"verb": "get"}))
+        if not cluster.available:
+            return JSONResponse(_status(503, "ServiceUnavailable", "fake API server is down"), 503)
+        if cluster.token is not None and request.headers.get("authorization") != f"Bearer {cluster.token}":
+            return JSONResponse(_status(401, "Unauthorized", "Unauthorized"), status_code=401)
+        if ("get", resource) in cluster.forbidden:
+            return JSONResponse(_status(403, "Forbidden", f'{resource} "{name}" is forbidden: cannot get'), 403)
+        if cluster.latency:
+            await asyncio.sleep(cluster.latency)
+        with cluster.lock:
+            obj = cluster.objects[resource].get(f"{namespace}/{name}")
+            found = copy.deepcopy(obj) if obj is not None else None
+        if found is None:
+            body = _status(404, "NotFound", f'{resource}.resource.k8s.io "{name}" not found')
+            body["details"] = {"name": name, "group": "resource.k8s.io", "kind": resource}
+            return JSONResponse(body, 404)
+        return JSONResponse(found)
+
+    return handle
+
+
 def _object_routes(cluster: FakeCluster) -> list[Route]:
     routes = [Route(POLICY_GROUP, _discovery(cluster), methods=["GET"])]
     for plural, (prefix, _, _) in OBJECT_KINDS.items():
@@ -501,4 +547,7 @@ def make_app(cluster: FakeCluster) -> Starlette:
     routes += [Route(f"/apis/resource.k8s.io/{v}/devicetaintrules", endpoint("devicetaintrules", v))
                for v in TAINT_RULE_VERSIONS]
     routes += [Route("/version", version), Route("/metrics", metrics)]
+    routes += [Route(f"/apis/resource.k8s.io/v1/namespaces/{{namespace}}/{resource}/{{name}}",
+                     _held_object(cluster, resource), methods=["GET"])
+               for resource in ("resourceclaims", "resourceclaimtemplates")]
     return Starlette(routes=routes + _object_routes(cluster))

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from draguard.certs import describe_certificate, generate_bundle, patch_ca_bundle
 from draguard.inventory.kube import RESOURCES
+from draguard.server.references import PLURALS
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
@@ -135,7 +136,7 @@ def test_certificate_sans_cover_the_service(docs: list[dict[str, Any]]) -> None:
     assert "# failurePolicy, per webhook" in patched
 
 
-def test_rbac_covers_exactly_what_the_watcher_lists(docs: list[dict[str, Any]]) -> None:
+def test_rbac_covers_exactly_what_the_watcher_lists_and_the_reference_lookup_gets(docs: list[dict[str, Any]]) -> None:
     role = one(docs, "ClusterRole")
     granted: set[tuple[str, str, str]] = set()
     urls: set[tuple[str, str]] = set()
@@ -152,6 +153,8 @@ def test_rbac_covers_exactly_what_the_watcher_lists(docs: list[dict[str, Any]]) 
         group = "" if res.path.startswith("/api/v1") else res.path.split("/")[2]
         for verb in ("list", "watch") if res.held else ("get", "list", "watch"):
             needed.add((group, res.name, verb))
+    # the webhook GETs one claim or template a pod names that the watch has not delivered yet
+    needed |= {("resource.k8s.io", plural, "get") for plural in PLURALS.values()}
     assert granted == needed  # nothing more
     assert urls == {("/version", "get"), ("/metrics", "get")}  # read by app/inventory/clusterversion.py
     binding = one(docs, "ClusterRoleBinding")
