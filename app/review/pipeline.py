@@ -77,7 +77,7 @@ from . import rechecks
 from .mutate import default_fill_patch
 
 if TYPE_CHECKING:
-    from ..satisfy import PodVerdict
+    from ..satisfy import PodRequest, PodVerdict, SharedClaims
     from .workloads import ClaimIndex, KnownClaim, PodTemplateReview, WorkloadReview
 # The pod and workload half of this module imports :mod:`.workloads` and the pod engine where
 # it first needs them: a lint of claims alone never loads them (app/lazy.py says why).
@@ -612,12 +612,14 @@ def review_documents(
     if len(order) > len(checked):  # some workloads: references resolve against the run's claims
         index = _files_index(checked, inventory, lint=True)
         extended = _extended_names(checked, inventory)
+        sharing = _LintSharing.start(inventory, options)
         for entry in order:
             if isinstance(entry, _Checked):
                 reviews.append(entry.review)
+                sharing.saw(entry)
                 continue
             started = time.perf_counter()
-            workload = _workload_review(entry, inventory, inventory_problem, options, index, extended)
+            workload = _workload_review(entry, inventory, inventory_problem, options, index, extended, sharing)
             if workload is None:  # a workload whose pods use no DRA: skipped, as any other kind
                 skipped.append(_ref(entry))
                 continue
@@ -692,8 +694,10 @@ def _workload_review(
     options: ReviewOptions,
     index: ClaimIndex,
     extended: frozenset[str],
+    sharing: _LintSharing | None = None,
 ) -> ObjectReview | None:
-    """The review of a Pod or workload that uses DRA; None when it uses none (skipped, as before)."""
+    """The review of a Pod or workload that uses DRA; None when it uses none (skipped, as before).
+    ``sharing``: the lint run's pods so far, in file order (None at the webhook)."""
     from .workloads import read_workload
 
     ref = _ref(doc)
@@ -704,7 +708,7 @@ def _workload_review(
     review = ObjectReview(ref=ref)
     review.findings.extend(_workload_findings(doc, ref, workload, options))
     static = tuple(review.findings)
-    review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options))
+    review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options, sharing))
     rechecks.add_static(doc, static)
     return review
 
@@ -734,6 +738,7 @@ def _workload_satisfiability(
     inventory: Inventory | None,
     inventory_problem: str | None,
     options: ReviewOptions,
+    sharing: _LintSharing | None = None,
 ) -> list[Finding]:
     """Per pod and per workload: can its pods ever run, and how many at once (the engine's answer).
 
@@ -742,8 +747,13 @@ def _workload_satisfiability(
     run, or one scaled to 0, gets the proof as a warning.  When a claim or template could not be
     read, only a proof made without it stands (more claims can only make it harder), and no
     replica count is made.
+
+    Pods that share a claim (``resourceClaimName``): in a lint run (``sharing``) a pod the claim's
+    first user shuts out is told so (:mod:`app.satisfy.joint`); a workload of more replicas than a
+    claim's ``reservedFor`` holds gets the count capped; a pending Pod whose claim is reserved for
+    256 pods already is warned (:mod:`app.satisfy.reserved`).
     """
-    from ..satisfy import PodVerdict, check_pod, count_replicas, pod_capacity_in_use
+    from ..satisfy import PodVerdict, check_pod, count_replicas, pod_capacity_in_use, reserved_for_full
     from .workloads import pod_request
 
     rechecks.record(id(doc), None)  # replaced below when the pod is plain (the rechecks module's docstring)
@@ -778,7 +788,10 @@ def _workload_satisfiability(
             verdict = PodVerdict([Note(Reason.SATISFIABILITY_UNKNOWN,
                                        f"satisfiability not decided: the review's time budget ran out ({exc.where})",
                                        None, Severity.WARNING, fail_open=exc.where)], None)
-        notes = list(verdict.notes)
+        shared_notes = sharing.observe(doc, ref, workload, t, request, verdict, budget) if sharing is not None else []
+        if any(n.severity is Severity.ERROR for n in shared_notes):  # shut out by the claim's first user
+            verdict = PodVerdict([*verdict.notes, *shared_notes], False, verdict.per_class)
+        notes = list(verdict.notes) + [n for n in shared_notes if n.severity is not Severity.ERROR]
         now_asked = workload.is_pod and not t.unknown and not t.unresolved and _pending(doc)
         capacity: list[Note] = []
         if now_asked:
@@ -788,8 +801,12 @@ def _workload_satisfiability(
             except BudgetExceeded as exc:
                 capacity = [now_not_checked(exc.where)]
             notes += capacity
+            if verdict.satisfiable is not False:
+                full = reserved_for_full(request, inventory.cluster, _str(_meta(doc).get("name")), target=options.target)
+                shared_notes += full
+                notes += full
         if (written is not None and workload.is_pod and len(workload.templates) == 1 and not t.unknown
-                and not t.unresolved and not t.template.per_node
+                and not t.unresolved and not t.template.per_node and not shared_notes
                 and rechecks.plain_notes(tuple(notes))):
             # the pod's findings below are its verdict's notes and its capacity notes, nothing else
             rechecks.record(id(doc), rechecks.PodCheck(
@@ -810,7 +827,8 @@ def _workload_satisfiability(
             notes.extend(_daemonset_nodes(verdict))
         elif verdict.satisfiable and t.template.replicas is not None and t.template.replicas > 1:
             try:
-                count = count_replicas(request, inventory, t.template.replicas, budget=budget, target=options.target)
+                count = count_replicas(request, inventory, t.template.replicas, budget=budget, target=options.target,
+                                       reservations=not _may_reserve_as_group(t, options))
                 notes.extend(count.notes)
             except BudgetExceeded as exc:
                 notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
@@ -841,6 +859,78 @@ def _pending(doc: Document) -> bool:
     hold what a replica count with today's allocations would find missing."""
     spec = doc.obj.get("spec") if isinstance(doc.obj, dict) else None
     return not (isinstance(spec, dict) and spec.get("nodeName"))
+
+
+def _meta(doc: Document) -> Mapping[str, Any]:
+    meta = doc.obj.get("metadata") if isinstance(doc.obj, Mapping) else None
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _may_reserve_as_group(t: PodTemplateReview, options: ReviewOptions) -> bool:
+    """Whether the template's pods may be reserved in a shared claim as one PodGroup instead of
+    pod by pod (``DRAWorkloadResourceClaims`` on, and the pods name a scheduling group whose
+    PodGroup may list the claim: ``resourceclaim.BindTo``) — then the 256-entry limit of
+    ``reservedFor`` is not theirs to count."""
+    spec = t.template.spec
+    return (options.target.enabled("DRAWorkloadResourceClaims") and isinstance(spec, Mapping)
+            and spec.get("schedulingGroup") is not None)
+
+
+# ---------------------------------------------------------------------------- pods that share claims (lint)
+@dataclass
+class _LintSharing:
+    """The lint run's pods in file order, for claims several of them name (``resourceClaimName``):
+    the engine's :class:`~app.satisfy.joint.SharedClaims`, and what only the manifests tell —
+    whether a pod is certainly placed before the pods after it (a bare Pod whose claims all exist
+    before it, with nothing to wait for)."""
+
+    tracker: SharedClaims | None
+    claims_seen: set[tuple[str, str]] = field(default_factory=set)
+
+    @classmethod
+    def start(cls, inventory: Inventory | None, options: ReviewOptions) -> _LintSharing:
+        from ..satisfy import SharedClaims
+
+        return cls(SharedClaims(inventory, target=options.target) if inventory is not None else None)
+
+    def saw(self, item: _Checked) -> None:
+        """A claim of the run: pods after it in the file find it created."""
+        if item.doc.kind == "ResourceClaim" and item.model is not None and not any(
+                f.severity is Severity.ERROR and _api_checked(f.reason) for f in item.review.findings):
+            self.claims_seen.add((item.ref.namespace or "default", item.ref.name))
+
+    def observe(self, doc: Document, ref: ObjectRef, workload: WorkloadReview, t: PodTemplateReview,
+                request: PodRequest, verdict: PodVerdict, budget: Budget | None) -> list[Note]:
+        from ..satisfy import SharingPod
+
+        if self.tracker is None or not any(c.shared and c.allocation is None for c in request.claims):
+            return []
+        spec = t.template.spec if isinstance(t.template.spec, Mapping) else {}
+        pod = SharingPod(f'{ref.kind} "{ref.name}"', request, self._pins(doc, workload, t, spec),
+                         repr((spec.get("priorityClassName"), spec.get("priority"), spec.get("schedulerName"))),
+                         complete=not t.unresolved and not t.unknown)
+        return self.tracker.observe(pod, verdict, budget=budget)
+
+    def _pins(self, doc: Document, workload: WorkloadReview, t: PodTemplateReview, spec: Mapping[str, Any]) -> bool:
+        """A bare Pod, created in file order, scheduled at once and running for good: no scheduling
+        gates, no nodeName, kube-scheduler's, restartPolicy Always (a pod that ends lets the claim
+        go), no claim made by the claim controller after it (template) and every named claim created
+        before it (in the run, or in the cluster already)."""
+        if not workload.is_pod or len(workload.templates) != 1 or _meta(doc).get("ownerReferences"):
+            return False
+        if spec.get("schedulingGates") or spec.get("nodeName") or spec.get("restartPolicy") not in (None, "Always"):
+            return False
+        if spec.get("schedulerName") not in (None, "", "default-scheduler"):
+            return False  # another scheduler's queue: its order is its own
+        cluster = self.tracker.inventory.cluster if self.tracker is not None else EMPTY_CLUSTER
+        for entry in spec.get("resourceClaims") or ():
+            if not isinstance(entry, Mapping) or entry.get("resourceClaimTemplateName") is not None:
+                return False
+        for claim in t.claims:
+            ns, _, name = claim.key.partition("/")
+            if not claim.shared or ((ns, name) not in self.claims_seen and (ns, name) not in cluster.claims):
+                return False
+        return not t.unresolved and not t.unknown
 
 
 def _daemonset_has_eligible(verdict: PodVerdict) -> bool:

@@ -26,6 +26,7 @@ from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 from .versions import sound_for_target
 
 if TYPE_CHECKING:
+    from .joint import SharedClaims, SharingPod
     from .pod import (
         ClassVerdict,
         ContainerResources,
@@ -37,10 +38,13 @@ if TYPE_CHECKING:
     )
     from .podcheck import check_pod, claims_key, distinct_infos, placement_effect
     from .replicas import count_replicas
+    from .reserved import reserved_for_full
 __getattr__ = lazy_exports(__name__, {
     ".pod": ("ClassVerdict", "ContainerResources", "PodClaim", "PodPlacement", "PodRequest", "PodVerdict", "ReplicaCount"),
     ".podcheck": ("check_pod", "claims_key", "distinct_infos", "placement_effect"),
     ".replicas": ("count_replicas",),
+    ".joint": ("SharedClaims", "SharingPod"),
+    ".reserved": ("reserved_for_full",),
 })
 """The per-pod engine (:mod:`.pod`, :mod:`.podcheck`, :mod:`.replicas`) loads with its first use
 (:mod:`app.lazy` says why)."""
@@ -60,6 +64,8 @@ __all__ = [
     "PodVerdict",
     "ReplicaCount",
     "RequestPlan",
+    "SharedClaims",
+    "SharingPod",
     "UsageRow",
     "capacity_in_use",
     "check_claim_spec",
@@ -76,6 +82,7 @@ __all__ = [
     "pod_capacity_in_use",
     "policy_defaults",
     "real_devices",
+    "reserved_for_full",
     "sound_for_target",
     "spec_text",
 ]

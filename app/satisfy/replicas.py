@@ -25,6 +25,7 @@ from .check import SEARCH_DEADLINE, _search_on
 from .held import held_by
 from .pod import PodRequest, ReplicaCount
 from .podcheck import Candidate, PodProblem
+from .reserved import cap_by_reserved_for
 from .search import Held, Outcome, OutcomeKind
 
 __all__ = ["count_replicas"]
@@ -103,12 +104,24 @@ def _cut_short(fit: int) -> ReplicaCount:
 
 def count_replicas(
     request: PodRequest, inventory: Inventory, replicas: int, *, budget: Budget | None = None, target: Target = DEFAULT_TARGET,
-    now: bool = False,
+    now: bool = False, reservations: bool = True,
 ) -> ReplicaCount:
     """How many of ``replicas`` pods hold their claims at once (see the module docstring); ``now``
     starts from the cluster's allocations instead of every device free.  ``budget`` bounds the
     work: a replay it cuts short makes no count, only a ``SatisfiabilityUnknown`` note marked
-    ``fail_open`` (see :func:`_cut_short`)."""
+    ``fail_open`` (see :func:`_cut_short`).
+
+    ``reservations``: every replica takes an entry of a shared claim's ``status.reservedFor``, so
+    at most 256 of them hold it (:func:`~.reserved.cap_by_reserved_for`); False when the caller
+    knows the pods may be reserved as one PodGroup instead (``DRAWorkloadResourceClaims``)."""
+    count = _count(request, inventory, replicas, budget, target, now)
+    if not reservations:
+        return count
+    return cap_by_reserved_for(count, request, replicas, target=target, cluster=inventory.cluster if now else None)
+
+
+def _count(request: PodRequest, inventory: Inventory, replicas: int, budget: Budget | None, target: Target,
+           now: bool) -> ReplicaCount:
     pod = PodProblem(request, inventory, target)
     candidates, _ = pod.candidates()
     real = [c for c in candidates if not c.transient]
