@@ -891,7 +891,11 @@ class _LintSharing:
     def start(cls, inventory: Inventory | None, options: ReviewOptions) -> _LintSharing:
         from ..satisfy import SharedClaims
 
-        return cls(SharedClaims(inventory, target=options.target) if inventory is not None else None)
+        # a lint run only: the audit reviews the cluster's pods with admission semantics, where the
+        # order in which pending pods will be placed is not known (and its rechecks could not
+        # reproduce a joint note), so a shared claim says nothing there
+        live = options.admission
+        return cls(SharedClaims(inventory, target=options.target) if inventory is not None and not live else None)
 
     def saw(self, item: _Checked) -> None:
         """A claim of the run: pods after it in the file find it created."""
