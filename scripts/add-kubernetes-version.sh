@@ -24,11 +24,11 @@ fi
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 step() { echo; echo "== $*"; }
-previous=$(grep -v '^\s*#' scripts/kubernetes-versions | grep -v '^\s*$' | grep -vx "$V" | tail -1)
+previous=$(grep -v '^\s*#' scripts/kubernetes-versions | grep -v '^\s*$' | awk '{print $1}' | grep -vx "$V" | tail -1)
 previous=${previous:-v1.36.3}
 
 step "1. scripts/kubernetes-versions"
-if grep -qx "$V" scripts/kubernetes-versions; then echo "$V is listed already"; else echo "$V" >> scripts/kubernetes-versions; echo "added $V"; fi
+if awk '{print $1}' scripts/kubernetes-versions | grep -qx "$V"; then echo "$V is listed already"; else echo "$V" >> scripts/kubernetes-versions; echo "added $V"; fi
 
 step "2. binaries and oracle of $V"
 bash scripts/build-kubernetes.sh "$V"

@@ -13,11 +13,13 @@ BUDGET=${DRAGUARD_KUBE_BUDGET:-2700}
 say() { echo "setup-kubernetes-versions: $*"; }
 if [ -n "${DRAGUARD_KUBE_VERSIONS:-}" ]; then
   read -r -a versions <<<"$DRAGUARD_KUBE_VERSIONS"
-else
+else  # a line: VERSION [TARGET ...] (default: every target)
   mapfile -t versions < <(grep -v '^\s*#' scripts/kubernetes-versions | grep -v '^\s*$')
 fi
 start=$SECONDS
-for v in "${versions[@]}"; do
+for line in "${versions[@]}"; do
+  read -r -a words <<<"$line"
+  v=${words[0]}
   [ "$v" = none ] && continue
   left=$((BUDGET - (SECONDS - start)))
   if [ "$left" -le 60 ]; then
@@ -26,7 +28,7 @@ for v in "${versions[@]}"; do
   fi
   # one binary may take at most what is left of the budget
   DRAGUARD_KUBE_BUILD_TIMEOUT=$(( left < ${DRAGUARD_KUBE_BUILD_TIMEOUT:-1500} ? left : ${DRAGUARD_KUBE_BUILD_TIMEOUT:-1500} )) \
-    bash scripts/build-kubernetes.sh "$v"
+    bash scripts/build-kubernetes.sh "$v" "${words[@]:1}"
 done
 say "done in $((SECONDS - start)) s"
 exit 0

@@ -93,8 +93,10 @@ def require_version(version: str | None, names: Sequence[str] = ("kube-apiserver
 def find_apiserver(version: str | None = None) -> str | None:
     """The kube-apiserver binary to use, or ``None``; ``version`` (``1.37``) asks for a build of
     that minor, the default is the 1.36.2 binary."""
-    if version is not None and version != BASE_VERSION:
-        return find_binary_of("kube-apiserver", version)
+    if version is not None:
+        built = find_binary_of("kube-apiserver", version)  # a build of that minor wins, 1.36's too
+        if built is not None or version != BASE_VERSION:
+            return built
     for candidate in (os.environ.get("KUBE_APISERVER"), "kube-apiserver"):
         if candidate:
             found = shutil.which(candidate)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSIONS = ["v1.36.3", *(line.strip() for line in (ROOT / "scripts" / "kubernetes-versions").read_text().splitlines()
-                         if line.strip() and not line.lstrip().startswith("#"))]
+VERSIONS = sorted({"v1.36.3", *(line.split()[0] for line in (ROOT / "scripts" / "kubernetes-versions").read_text()
+                                 .splitlines() if line.strip() and not line.lstrip().startswith("#"))})
 
 
 def _script() -> Any:
