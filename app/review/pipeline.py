@@ -847,8 +847,9 @@ def _workload_satisfiability(
                     why = "the pods of its other templates can run"
                 elif t.template.per_node:
                     why = "" if _daemonset_has_eligible(verdict) else "no node is eligible for its pods"
-                if why:
-                    note = replace(note, severity=Severity.WARNING, message=f"{note.message} ({why})")
+                if why:  # the brief too: a warning must say why it is not a denial
+                    note = replace(note, severity=Severity.WARNING, message=f"{note.message} ({why})",
+                                   brief=f"{note.brief} ({why})" if note.brief else "")
             out.append(_note_finding(doc, ref, note, options))
     return out
 

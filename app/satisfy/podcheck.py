@@ -25,7 +25,7 @@ from .held import held_by
 from .placement import Filter, PlacementFilter
 from .plan import RequestPlan, plan_claim
 from .pod import ClassVerdict, PodClaim, PodRequest, PodVerdict
-from .podexplain import class_reason, summary
+from .podexplain import class_reason, lead, summary
 from .search import Held, Outcome, OutcomeKind
 
 __all__ = ["Candidate", "PodProblem", "check_pod", "claims_key", "distinct_infos", "placement_effect"]
@@ -676,4 +676,5 @@ def _verdict(
         more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
         text = f"{doubts[0]}{more}, so unsatisfiability cannot be proven; with what is known now: {message}"
         return PodVerdict([*notes, Note(Reason.SATISFIABILITY_UNKNOWN, text, path, Severity.WARNING)], None, classes)
-    return PodVerdict([*notes, Note(Reason.UNSATISFIABLE, message, path, Severity.ERROR)], False, classes)
+    return PodVerdict([*notes, Note(Reason.UNSATISFIABLE, message, path, Severity.ERROR,
+                                    brief=lead(inventory, classes))], False, classes)

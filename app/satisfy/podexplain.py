@@ -24,7 +24,7 @@ from .search import Held, Outcome, OutcomeKind
 if TYPE_CHECKING:
     from .podcheck import Candidate
 
-__all__ = ["class_reason", "request_shortfall", "summary"]
+__all__ = ["class_reason", "lead", "request_shortfall", "summary"]
 
 _MAX_SHOWN = 6
 _STATUS_WORDS = {
@@ -144,6 +144,20 @@ def summary(
         return text, request.spec_path
     pending = [c for c in request.claims if c.allocation is None]
     return text, pending[0].path if pending else request.spec_path
+
+
+def lead(inventory: Inventory, classes: Sequence[ClassVerdict]) -> str:
+    """The Unsatisfiable message's short form for places with little room (the webhook's 120
+    characters): what decides it first — the claim and template, the taint, the class — and the
+    nodes after it, then the verdict; the summary's preamble would take a third of the room."""
+    if not inventory.groups:
+        return ""
+    classes = _once_each(classes)
+    shown = [f"{c.reason} on {c.label}" for c in classes[:_MAX_SHOWN] if c.reason]
+    if not shown:
+        return ""
+    more = f"; and {len(classes) - _MAX_SHOWN} more kinds of nodes" if len(classes) > _MAX_SHOWN else ""
+    return "; ".join(shown) + more + "; no node can run the pod"
 
 
 def _once_each(classes: Sequence[ClassVerdict]) -> list[ClassVerdict]:

@@ -23,8 +23,8 @@ from ..inventory import Inventory
 from ..k8s import DEFAULT_TARGET, Budget, Note, Reason, Severity, Target
 from .check import SEARCH_DEADLINE, _search_on
 from .held import held_by
-from .pod import PodRequest, ReplicaCount
-from .podcheck import Candidate, PodProblem
+from .pod import ClassVerdict, PodRequest, ReplicaCount
+from .podcheck import Candidate, PodProblem, _label
 from .reserved import cap_by_reserved_for
 from .search import Held, Outcome, OutcomeKind
 
@@ -123,7 +123,7 @@ def count_replicas(
 def _count(request: PodRequest, inventory: Inventory, replicas: int, budget: Budget | None, target: Target,
            now: bool) -> ReplicaCount:
     pod = PodProblem(request, inventory, target)
-    candidates, _ = pod.candidates()
+    candidates, excluded = pod.candidates()
     real = [c for c in candidates if not c.transient]
     if not any(c.problem.plans for c in real) and not pod.pending:
         return ReplicaCount(replicas, True)
@@ -159,7 +159,8 @@ def _count(request: PodRequest, inventory: Inventory, replicas: int, budget: Bud
         fit, exact = counted
     else:
         fit = min(replicas, sum(per_group))
-    return ReplicaCount(fit, exact, _notes(fit, replicas, exact, shared, now))
+    limits = _limits(real, per_group, excluded, inventory, shared) if fit < replicas else ("", "")
+    return ReplicaCount(fit, exact, _notes(fit, replicas, exact, shared, now, limits))
 
 
 def _shared_count(
@@ -197,14 +198,67 @@ def _shared_count(
     return min(replicas, max(counts)), len(set(counts)) == 1
 
 
-def _notes(fit: int, replicas: int, exact: bool, shared: bool, now: bool) -> list[Note]:
+_MAX_NAMED = 3
+"""Node classes named in a limit clause: the rest are counted."""
+
+
+def _classes_of(cand: Candidate) -> str:
+    """The DeviceClasses the pod's requests name on ``cand`` (its first alternatives), for "whose devices"."""
+    names = sorted({p.alternatives[0].class_name for p in cand.problem.plans if p.alternatives and p.alternatives[0].class_name})
+    return "/".join(names) if names else "device"
+
+
+def _capacity_clause(real: list[Candidate], per_group: list[int]) -> tuple[str, str]:
+    """Per node class the replay reached, how many pods its devices held — "capacity of the
+    gpu.example.com devices: node-a holds 2" — and the short form ("node-a holds 2").  Classes
+    the replay never reached (every replica had a place before) are not named."""
+    counted = list(zip(real, per_group, strict=False))
+    if not counted:
+        return "", ""
+    shown = [f"{_label(c.nodes, c.group)} holds {n}" for c, n in counted[:_MAX_NAMED]]
+    more = f" (+{len(counted) - _MAX_NAMED} more node classes)" if len(counted) > _MAX_NAMED else ""
+    where = f"{', '.join(shown)}{more}"
+    devices = f"{_classes_of(counted[0][0])} devices"
+    return f"capacity of the {devices}: {where}", f"{devices}: {where}"
+
+
+def _excluded_clause(excluded: list[ClassVerdict], inventory: Inventory) -> tuple[str, str]:
+    """The nodes with devices the pods may not use, and why (a taint they do not tolerate, a
+    nodeSelector or affinity that leaves them out) — nodes without devices limit nothing — and
+    the short form (the reasons alone)."""
+    with_devices = {n for g in inventory.groups if g.devices for n in g.nodes}
+    out = [c for c in excluded if c.reason and (not c.nodes or not with_devices.isdisjoint(c.nodes))]
+    if not out:
+        return "", ""
+    shown = [f"{c.label}: {c.reason}" for c in out[:_MAX_NAMED]]
+    more = f" (+{len(out) - _MAX_NAMED} more)" if len(out) > _MAX_NAMED else ""
+    return f"nodes with devices the pods may not use — {'; '.join(shown)}{more}", "; ".join(shown) + more
+
+
+def _limits(real: list[Candidate], per_group: list[int], excluded: list[ClassVerdict], inventory: Inventory,
+            shared: bool) -> tuple[str, str]:
+    """What limits the count, as a clause and its short form: nodes the pods may not use first
+    (the fix is in the pod spec), then the capacity of the node classes they may use (a shared
+    claim is counted per class by :func:`_shared_count`: no per-class figures there)."""
+    parts = [_excluded_clause(excluded, inventory)]
+    if not shared:
+        parts.append(_capacity_clause(real, per_group))
+    kept = [p for p in parts if p[0]]
+    return "; ".join(p[0] for p in kept), "; ".join(p[1] for p in kept)
+
+
+def _notes(fit: int, replicas: int, exact: bool, shared: bool, now: bool, limits: tuple[str, str] = ("", "")) -> list[Note]:
+    """The count's warning; its brief (the webhook's 120 characters) is the figure and the limit."""
     notes: list[Note] = []
+    clause, short = limits
     if fit < replicas:
         bound = "" if exact else "at most "
         notes.append(Note(Reason.REPLICAS_EXCEED_CAPACITY,
                           f"{bound}{fit} of {replicas} replicas can hold their claims at once, placed one after another "
                           f"as the scheduler does, {'from what is allocated now' if now else 'with every device free'}"
-                          + ("; a shared claim is allocated once, so every replica runs where its devices are" if shared else ""),
+                          + ("; a shared claim is allocated once, so every replica runs where its devices are" if shared else "")
+                          + (f"; limited by {clause}" if clause else ""),
                           None, Severity.WARNING,
+                          brief=f"{bound}{fit} of {replicas} replicas fit; {short}" if short else "",
                           details={"fit": fit, "replicas": replicas, "exact": exact}))
     return notes
