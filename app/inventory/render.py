@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 
 from ..k8s import MAX_DOCUMENTS, DecodeResult, decode_text
@@ -81,6 +80,8 @@ def render_unit(unit: Unit) -> tuple[DecodeResult | None, str]:
     if argv is None:
         tool = "helm" if unit.kind == "helm" else "kubectl or kustomize"
         return None, f"{unit.label} not rendered ({tool} is not on PATH), skipped"
+    import subprocess  # only when a chart or kustomization is rendered: a lint of plain files never loads it
+
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=RENDER_TIMEOUT, check=False,
                               stdin=subprocess.DEVNULL)
