@@ -19,6 +19,7 @@ defaulting (``SetDefaults_DeviceRequest``) only fills ``allocationMode``/``count
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .field import Path
@@ -243,6 +244,7 @@ _VERSIONED_FIELDS: dict[str, tuple[tuple[str, str | None, str | None], ...]] = {
 }
 
 
+@functools.cache  # a handful of version strings, asked for every object
 def _minor(version: str) -> tuple[int, int]:
     major, _, minor = version.partition(".")
     return (int(major), int(minor))
@@ -261,6 +263,7 @@ def _versioned_pattern(kind: str, api_version: str, pattern: str) -> str:
     return pattern.replace(".requests.[].exactly.", ".requests.[].")
 
 
+@functools.cache  # pure, and asked for every object of a run: a few kinds × versions
 def absent_fields(kind: str, api_version: str, version: str) -> tuple[tuple[str, str], ...]:
     """The fields of ``kind`` that the API server of Kubernetes ``version`` does not have, as
     (pattern in ``api_version``'s shape, why) — present in an object, each is an unknown field."""
@@ -288,6 +291,7 @@ _KIND_VERSIONS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+@functools.cache  # pure: a few kinds × versions
 def served_versions(kind: str, version: str) -> tuple[str, ...]:
     """The ``resource.k8s.io`` versions Kubernetes ``version`` serves ``kind`` in (newest first)."""
     table = _KIND_VERSIONS.get(kind)

@@ -16,6 +16,7 @@ v1.36.2 and v1.36.3 are identical there, so no row was backported to a 1.36 patc
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .target import current_target
@@ -47,6 +48,7 @@ class Delta:
     what: str
 
 
+@functools.cache  # a handful of version strings, asked for every object
 def _minor(version: str) -> tuple[int, int]:
     major, _, minor = version.partition(".")
     return int(major), int(minor)
