@@ -98,7 +98,7 @@ def test_stale_picture_never_denies_and_every_answer_says_so(
     assert big["allowed"] is True
     warning = big["warnings"][0]  # type: ignore[index]
     assert re.match(r"SatisfiabilityUnknown: satisfiability not checked: inventory stale since \d\d:\d\d:\d\dZ: "
-                    r"the (deviceclasses|resourceslices|nodes) watch failed", warning), warning
+                    r"the (deviceclasses|resourceslices|nodes|devicetaintrules) watch failed", warning), warning
     assert sum("inventory stale since" in w for w in big["warnings"]) == 1  # type: ignore[attr-defined]
     # an answer with no satisfiability question carries the warning too
     dc = validate(s, device_class("gpu-2"))
@@ -124,7 +124,7 @@ def test_stale_picture_never_denies_and_every_answer_says_so(
     wait_for(stale_lines, timeout=5, what="the stale log line")
     line = stale_lines()[0]
     assert line.levelno == logging.ERROR
-    assert re.search(r"inventory stale since \d\d:\d\d:\d\dZ: the (deviceclasses|resourceslices|nodes) watch failed",
+    assert re.search(r"inventory stale since \d\d:\d\d:\d\dZ: the (deviceclasses|resourceslices|nodes|devicetaintrules) watch failed",
                      line.getMessage()), line.getMessage()
     # the API server returns: current again, and the denial is back
     cluster.come_back()
