@@ -31,7 +31,7 @@ from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from ..k8s import Target
+from ..k8s import Target, minor_key
 
 __all__ = [
     "capacity_names_for",
@@ -46,8 +46,7 @@ _QUALIFIED: ContextVar[bool] = ContextVar("draguard_qualified_capacity_names", d
 
 def target_qualifies_names(target: Target) -> bool:
     """Whether ``target``'s allocator resolves capacity request names with the driver's domain (1.38+)."""
-    major, _, minor = target.version.partition(".")
-    return (int(major), int(minor)) >= (1, 38)
+    return minor_key(target.version) >= (1, 38)
 
 
 @contextmanager

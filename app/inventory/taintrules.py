@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..k8s import DeviceTaint, DeviceTaintRule, Target
+from ..k8s import DeviceTaint, DeviceTaintRule, Target, minor_key
 
 __all__ = ["RULES_GATE", "rule_taints", "rules_apply", "selects"]
 
@@ -31,8 +31,7 @@ def rules_apply(target: Target) -> bool:
 
 
 def _missing_selector_selects_all(target: Target) -> bool:
-    major, _, minor = target.version.partition(".")
-    return (int(major), int(minor)) <= (1, 36)
+    return minor_key(target.version) <= (1, 36)
 
 
 def selects(rule: DeviceTaintRule, driver: str, pool: str, device: str, target: Target) -> bool:

@@ -16,6 +16,7 @@ errors (kube-apiserver refuses to start on each of them).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -33,6 +34,7 @@ __all__ = [
     "FeatureGateError",
     "GateState",
     "Target",
+    "minor_key",
     "parse_feature_gates",
     "parse_target",
     "parse_version",
@@ -171,7 +173,9 @@ _DEPENDENCIES: dict[str, tuple[str, ...]] = {
 _TRUE = {"true"}
 
 
-def _minor_key(version: str) -> tuple[int, int]:
+@functools.cache  # a handful of version strings, compared for every object of a run
+def minor_key(version: str) -> tuple[int, int]:
+    """``"1.37"`` → ``(1, 37)``: how every version comparison orders minors."""
     major, _, minor = version.partition(".")
     return (int(major), int(minor))
 _FALSE = {"false"}
@@ -205,7 +209,7 @@ def parse_feature_gates(text: str, version: str = DEFAULT_VERSION) -> dict[str, 
         if lowered not in _TRUE | _FALSE:
             raise FeatureGateError(f"invalid value of {name}={value.strip()}, err: want true or false")
         removed_at = _REMOVED.get(name)
-        if removed_at is not None and _minor_key(version) >= _minor_key(removed_at):
+        if removed_at is not None and minor_key(version) >= minor_key(removed_at):
             raise FeatureGateError(f"unrecognized feature gate: {name} (removed in Kubernetes {removed_at}: always on)")
         if name not in _TABLE:
             known = ", ".join(sorted(_TABLE))
@@ -250,7 +254,7 @@ class Target:
         state = _TABLE.get(gate, {}).get(self.version)
         if state is None:
             removed_at = _REMOVED.get(gate)
-            return removed_at is not None and _minor_key(self.version) >= _minor_key(removed_at)
+            return removed_at is not None and minor_key(self.version) >= minor_key(removed_at)
         return self.overrides.get(gate, state.default)
 
     def state(self, gate: str) -> GateState | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from .features import minor_key
 from .field import Path
 from .tree import deep_copy
 
@@ -244,14 +245,10 @@ _VERSIONED_FIELDS: dict[str, tuple[tuple[str, str | None, str | None], ...]] = {
 }
 
 
-@functools.cache  # a handful of version strings, asked for every object
-def _minor(version: str) -> tuple[int, int]:
-    major, _, minor = version.partition(".")
-    return (int(major), int(minor))
 
 
 def _exists(version: str, first: str | None, last: str | None) -> bool:
-    return (first is None or _minor(version) >= _minor(first)) and (last is None or _minor(version) <= _minor(last))
+    return (first is None or minor_key(version) >= minor_key(first)) and (last is None or minor_key(version) <= minor_key(last))
 
 
 def _versioned_pattern(kind: str, api_version: str, pattern: str) -> str:
@@ -271,7 +268,7 @@ def absent_fields(kind: str, api_version: str, version: str) -> tuple[tuple[str,
     for pattern, first, last in _VERSIONED_FIELDS.get(kind, ()):
         if _exists(version, first, last):
             continue
-        if first is not None and _minor(version) < _minor(first):
+        if first is not None and minor_key(version) < minor_key(first):
             why = f"added in Kubernetes {first}"
         else:
             why = f"removed after Kubernetes {last}"
@@ -296,5 +293,5 @@ def served_versions(kind: str, version: str) -> tuple[str, ...]:
     """The ``resource.k8s.io`` versions Kubernetes ``version`` serves ``kind`` in (newest first)."""
     table = _KIND_VERSIONS.get(kind)
     if table is None:  # the four DRA kinds: v1beta1 is no longer served from 1.38 (its deprecation said so)
-        return tuple(api for api in SERVED_VERSIONS if api not in _REMOVED or _minor(version) < _minor(_REMOVED[api]))
-    return tuple(api for api, since in table if _minor(version) >= _minor(since))
+        return tuple(api for api in SERVED_VERSIONS if api not in _REMOVED or minor_key(version) < minor_key(_REMOVED[api]))
+    return tuple(api for api, since in table if minor_key(version) >= minor_key(since))

@@ -16,9 +16,9 @@ v1.36.2 and v1.36.3 are identical there, so no row was backported to a 1.36 patc
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
+from ..k8s import minor_key
 from .target import current_target
 
 __all__ = [
@@ -48,15 +48,11 @@ class Delta:
     what: str
 
 
-@functools.cache  # a handful of version strings, asked for every object
-def _minor(version: str) -> tuple[int, int]:
-    major, _, minor = version.partition(".")
-    return int(major), int(minor)
 
 
 def applies(delta: Delta) -> bool:
     """Whether the target being validated (:func:`.target.current_target`) has ``delta``."""
-    return _minor(current_target().version) >= _minor(delta.since)
+    return minor_key(current_target().version) >= minor_key(delta.since)
 
 
 STEP_POSITIVE = Delta(

@@ -31,6 +31,7 @@ from ..k8s import (
     check_budget,
     forbidden,
     invalid,
+    minor_key,
     required,
     too_long,
 )
@@ -61,7 +62,7 @@ def _environment() -> dict[str, bool]:
     return {
         "consumable_capacity": gate_enabled("DRAConsumableCapacity"),
         "list_type_attributes": lists,
-        "includes": lists or tuple(int(p) for p in version.split(".")) >= (1, 38),
+        "includes": lists or minor_key(version) >= (1, 38),
     }
 
 
