@@ -20,8 +20,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..inventory import ClaimReducer, HeldClaim, Inventory
 from ..k8s import (
     DEFAULT_TARGET,
@@ -29,7 +27,6 @@ from ..k8s import (
     Document,
     Family,
     Finding,
-    NodeSelector,
     Note,
     Path,
     Reason,
@@ -37,6 +34,7 @@ from ..k8s import (
     Severity,
     Target,
     Toleration,
+    decode_pod_spec,
     family_of,
 )
 from ..satisfy import (
@@ -54,6 +52,7 @@ from ..satisfy import (
     pod_capacity_in_use,
 )
 from .pipeline import ReviewOptions, review_documents
+from .workloads import container_resources, pod_placement
 
 __all__ = ["WORKLOAD_TEMPLATES", "ClaimAnswer", "ClassRow", "Explanation", "explain_claim", "explain_object"]
 
@@ -286,7 +285,7 @@ def explain_object(
         missing = f"claim {claim_name}" if claim_name else f"template {template}"
         exp.gaps.append(f'pod claim "{pod_claim}": {missing} not found in namespace {namespace}')
     exp.claims = answers
-    request = _pod_request(pod, resolved) if not exp.gaps and resolved else None
+    request = _pod_request(pod, resolved, per_node=kind == "DaemonSet") if not exp.gaps else None
     if request is not None:
         exp.ever, exp.now, exp.classes, exp.notes = _pod_classes(request, inventory, namespace, budget)
     else:
@@ -326,32 +325,31 @@ def _template_pod(workload: Mapping[str, Any], where: Sequence[str], namespace: 
             "spec": node["spec"]}
 
 
-def _pod_request(pod: Mapping[str, Any], resolved: Sequence[tuple[int, str, ResourceClaimSpec, str, HeldClaim | None, bool]]) -> PodRequest | None:
-    """The pod as the engine's per-pod search sees it: its claims (resolved above) and its own node
-    constraints (nodeName, nodeSelector, required node affinity, tolerations).  Containers'
-    extended-resource requests are left out (explain answers for the pod's claims)."""
-    spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
-    assert isinstance(spec, Mapping)
+def _pod_request(
+    pod: Mapping[str, Any],
+    resolved: Sequence[tuple[int, str, ResourceClaimSpec, str, HeldClaim | None, bool]],
+    *,
+    per_node: bool,
+) -> PodRequest | None:
+    """The pod as the engine's per-pod search sees it — built as lint and the webhook build it
+    (:func:`container_resources`, :func:`pod_placement`): its claims (resolved above), its
+    containers' extended-resource requests (the implicit claim) and its own node constraints
+    (nodeName, nodeSelector, required node affinity, tolerations; a DaemonSet's added ones).
+    None when the spec cannot be read or there is nothing DRA to ask."""
+    base = Path.root("spec")
+    spec = decode_pod_spec(pod.get("spec"), base).model
+    if spec is None:
+        return None
     claims = tuple(
         PodClaim(name, claim_spec, _short_origin(origin), Path.root("spec", "resourceClaims").index(i), shared=shared,
                  allocation=held.allocation if held is not None else None,
                  key=f"{held.namespace}/{held.name}" if held is not None and shared else "")
         for i, name, claim_spec, origin, held, shared in resolved
     )
-    try:
-        tolerations = tuple(Toleration.model_validate(t) for t in (spec.get("tolerations") or []) if isinstance(t, Mapping))
-        affinity_raw = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                        .get("requiredDuringSchedulingIgnoredDuringExecution"))
-        affinity = NodeSelector.model_validate(affinity_raw) if isinstance(affinity_raw, Mapping) else None
-    except (ValidationError, ValueError, TypeError, AttributeError):
+    containers = container_resources(spec, base)
+    if not claims and not any(c.requests for c in containers):
         return None
-    selector = spec.get("nodeSelector")
-    placement = PodPlacement(
-        node_name=str(spec.get("nodeName") or ""),
-        node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, Mapping) else {},
-        affinity=affinity, tolerations=tolerations,
-    )
-    return PodRequest(claims=claims, placement=placement)
+    return PodRequest(claims, containers, pod_placement(spec, per_node=per_node), base)
 
 
 def _short_origin(origin: str) -> str:

@@ -357,6 +357,16 @@ def pod_request(review: PodTemplateReview) -> PodRequest | None:
         return None
     base = review.template.spec_path
     claims = tuple(PodClaim(c.name, c.spec, c.origin, c.path, c.shared, c.allocation, c.key) for c in review.claims)
+    containers = container_resources(spec, base)
+    if not claims and not any(c.requests for c in containers):
+        return None
+    return PodRequest(claims, containers, pod_placement(spec, per_node=review.template.per_node), base)
+
+
+def container_resources(spec: PodSpec, base: Path) -> tuple[ContainerResources, ...]:
+    """The pod's containers as the scheduler's extended-resource claim numbers them (init
+    containers first), with their extended-resource requests.  One function for every door
+    (lint, the webhook, ``explain``), so an implicit claim is asked everywhere or nowhere."""
     containers: list[ContainerResources] = []
     index = 0
     for field_name, items, init in (("initContainers", spec.init_containers, True), ("containers", spec.containers, False)):
@@ -365,10 +375,11 @@ def pod_request(review: PodTemplateReview) -> PodRequest | None:
                 container.name, index, _extended(effective_requests(container)), init,
                 init and container.restart_policy == "Always", base.child(field_name).index(i)))
             index += 1
-    if not claims and not any(c.requests for c in containers):
-        return None
-    tolerations = tuple(spec.tolerations)
-    if review.template.per_node:
-        tolerations += DAEMONSET_TOLERATIONS
-    placement = PodPlacement(spec.node_name or "", dict(spec.node_selector), spec.required_affinity, tolerations)
-    return PodRequest(claims, tuple(containers), placement, base)
+    return tuple(containers)
+
+
+def pod_placement(spec: PodSpec, *, per_node: bool = False) -> PodPlacement:
+    """The pod's own node constraints; ``per_node`` (a DaemonSet's pods) adds the tolerations its
+    controller gives every pod it makes."""
+    tolerations = tuple(spec.tolerations) + (DAEMONSET_TOLERATIONS if per_node else ())
+    return PodPlacement(spec.node_name or "", dict(spec.node_selector), spec.required_affinity, tolerations)
