@@ -11,11 +11,14 @@ What may differ is only what the README's table says (the soundness contract):
 * else the object is admitted, and its warnings lead with exactly the reasons lint gives (every
   other error, warnings and notes travel as warnings).
 
-Lint is given the cluster as the webhook sees it: the same inventory, and in live mode its Nodes as
+The API server is the default target's own (1.37, its default gates), so every door answers for
+the same Kubernetes; the API server's own warnings travel beside the webhook's, and a capped
+warning list counts the rest.  Lint is given the cluster as the webhook sees it: the same inventory, and in live mode its Nodes as
 the API server stores them — a Node created without a kubelet carries
 ``node.kubernetes.io/not-ready:NoSchedule`` (the ``TaintNodesByCondition`` admission plugin; no node
 lifecycle controller runs to lift it).  Cases: every file of examples/claims against the example
-inventory, and the example chart's workloads with the templates they use already in the cluster (the
+inventory, the conformance sample's hand-written cases (gpu-shared, nic), the scheduler scenarios
+(their classes, templates and claims in the cluster, their pods posted), and the example chart's workloads with the templates they use already in the cluster (the
 mistaken ones — a typo'd and a 50Gi template — are absent, so both doors say ``ReferenceNotFound``).
 Skips cleanly without the binaries (tests/realapi.py).
 """
@@ -23,6 +26,7 @@ Skips cleanly without the binaries (tests/realapi.py).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,7 @@ import pytest
 import realapi
 import yaml
 from draguard.cli import main
+from draguard.k8s import DEFAULT_VERSION
 from draguard.review import DEFAULT_DENY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +44,7 @@ WORKLOADS = [CHART / f"{name}.yaml" for name in ("deployment-train", "deployment
 IN_CLUSTER_TEMPLATES = ("one-gpu", "one-nic")
 NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 API_CHECKED = ("FieldValue", "UnknownField", "DecodeError")
+EXPECTED_ANSWERS = {"oracle": ("denied", "admitted"), "conformance-nic": ("admitted",)}
 
 
 def _copy_inventory(sources: list[Path], out: Path, *, not_ready: bool) -> Path:
@@ -54,10 +60,45 @@ def _copy_inventory(sources: list[Path], out: Path, *, not_ready: bool) -> Path:
     return out
 
 
+CONFORMANCE = ROOT / "tests" / "data" / "conformance"
+ORACLE = ROOT / "tests" / "data" / "workloads" / "oracle"
+GROUPS = ("claims", "workloads", "conformance-gpu-shared", "conformance-nic", "oracle")
+POD_KINDS = ("Pod", "Deployment", "Job", "StatefulSet", "DaemonSet", "ReplicaSet", "CronJob")
+
+
+def _conformance(inventory: str) -> list[Path]:
+    manifest = json.loads((CONFORMANCE / "manifest.json").read_text())
+    return [CONFORMANCE / e["file"] for e in manifest["files"] if e["inventory"] == [f"inventories/{inventory}"]]
+
+
+def _split_oracle(tmp: Path) -> tuple[Path, list[Path]]:
+    """The scheduler scenarios as a cluster meets them: their classes, slices, templates and claims
+    exist (one file; the scenarios' copies are identical), their pods and workloads are posted."""
+    shared: dict[tuple[str, str], dict[str, Any]] = {}
+    cases: list[Path] = []
+    (tmp / "posted").mkdir()
+    for case in sorted((ORACLE / "cases").glob("*.yaml")):
+        docs = [d for d in yaml.safe_load_all(case.read_text()) if d]
+        for d in docs:
+            if d["kind"] not in POD_KINDS:
+                shared[(d["kind"], d["metadata"]["name"])] = d
+        pods = [d for d in docs if d["kind"] in POD_KINDS]
+        (tmp / "posted" / case.name).write_text(yaml.safe_dump_all(pods))
+        cases.append(tmp / "posted" / case.name)
+    objects = tmp / "scenario-objects.yaml"
+    objects.write_text(yaml.safe_dump_all(list(shared.values())))
+    return objects, cases
+
+
 def _inventories(group: str, tmp: Path) -> tuple[Path, Path, Path]:
     """(what the API server is given, what lint is given in static mode, in live mode)."""
     if group == "claims":
         sources = sorted((EXAMPLES / "inventory").glob("*.yaml"))
+    elif group.startswith("conformance-"):
+        sources = sorted((CONFORMANCE / "inventories" / group.removeprefix("conformance-")).glob("*.yaml"))
+    elif group == "oracle":
+        sources = [*sorted((ORACLE / "inventory").glob("*.yaml")), _split_oracle(tmp)[0],
+                   ROOT / "tests" / "data" / "workloads" / "parity-inventory" / "serviceaccount.yaml"]
     else:
         templates = tmp / "templates" / "claim-templates.yaml"
         templates.parent.mkdir()
@@ -69,8 +110,14 @@ def _inventories(group: str, tmp: Path) -> tuple[Path, Path, Path]:
     return cluster, cluster, _copy_inventory(sources, tmp / "live", not_ready=True)
 
 
-def _cases(group: str) -> list[Path]:
-    return sorted((EXAMPLES / "claims").rglob("*.yaml")) if group == "claims" else WORKLOADS
+def _cases(group: str, tmp: Path) -> list[Path]:
+    if group == "claims":
+        return sorted((EXAMPLES / "claims").rglob("*.yaml"))
+    if group.startswith("conformance-"):
+        return _conformance(group.removeprefix("conformance-"))
+    if group == "oracle":
+        return sorted((tmp / "posted").glob("*.yaml"))
+    return WORKLOADS
 
 
 def _lint(capsys: pytest.CaptureFixture[str], cases: list[Path], inventory: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
@@ -81,25 +128,47 @@ def _lint(capsys: pytest.CaptureFixture[str], cases: list[Path], inventory: Path
     return by_object
 
 
+def _webhook_warnings(verdict: realapi.Verdict) -> list[str]:
+    """The webhook's warnings: each leads with its reason (``Reason: …``) or ``draguard:``; the API
+    server's own warnings (``spec.driver: driver names should be lowercase …``, which lint reports
+    as ``APIServerWarning``, and the webhook too) travel beside them."""
+    return [w for w in verdict.warnings if re.match(r"([A-Z][A-Za-z0-9]+|draguard): ", w)]
+
+
 def _webhook_reasons(verdict: realapi.Verdict) -> set[str]:
-    return {w.split(":", 1)[0] for w in verdict.warnings}
+    return {w.split(":", 1)[0] for w in _webhook_warnings(verdict)}
+
+
+def _shown(verdict: realapi.Verdict) -> tuple[set[str], int]:
+    """The reasons the webhook's warnings lead with, and how many more its last warning counts
+    (``draguard: N more warnings; …``) when the list was capped."""
+    warnings = _webhook_warnings(verdict)
+    more = re.match(r"draguard: (\d+) more warnings", warnings[-1] if warnings else "")
+    if more is None:
+        return _webhook_reasons(verdict), 0
+    return {w.split(":", 1)[0] for w in warnings[:-1]}, int(more.group(1))
 
 
 @pytest.mark.parametrize("mode", ["static", "live"])
-@pytest.mark.parametrize("group", ["claims", "workloads"])
+@pytest.mark.parametrize("group", GROUPS)
 def test_the_real_webhook_says_what_lint_says(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, group: str, mode: str
 ) -> None:
     realapi.require()
     cluster, lint_static, lint_live = _inventories(group, tmp_path)
-    cases = _cases(group)
-    run = realapi.run(cases, inventory=cluster, webhook=True, workloads=True, live=mode == "live")
+    cases = _cases(group, tmp_path)
+    # the API server of draguard's default target, with that version's default gates: the doors
+    # answer for the same Kubernetes (1.37 changed validation the conformance sample exercises)
+    run = realapi.run(cases, inventory=cluster, webhook=True, workloads=True, live=mode == "live",
+                      kube_version=DEFAULT_VERSION, feature_gates="")
     lint = _lint(capsys, cases, lint_live if mode == "live" else lint_static)
     posted = len([d for p in cases for d in yaml.safe_load_all(p.read_text()) if d])
     assert len(run.verdicts) == posted, run.output
     checked = {"api": 0, "denied": 0, "admitted": 0}
     for v in run.verdicts:
-        mine = lint.get((str(v.kind), str(v.name)), [])
+        # lint's joint placement (details.pinnedBy) orders the pods of one run; the webhook reviews
+        # each pod while the shared claim is unallocated (test_door_parity.py says why)
+        mine = [f for f in lint.get((str(v.kind), str(v.name)), []) if "pinnedBy" not in f.get("details", {})]
         errors = {f["reason"] for f in mine if f["severity"] == "error"}
         by_webhook = "admission webhook" in v.message
         where = f"{v.kind} {v.name}: lint {sorted((f['reason'], f['severity']) for f in mine)}\n{run.output}"
@@ -112,9 +181,14 @@ def test_the_real_webhook_says_what_lint_says(
             checked["denied"] += 1
         else:
             assert v.admitted, where
-            assert _webhook_reasons(v) == {f["reason"] for f in mine}, (v.warnings, where)
+            shown, more = _shown(v)
+            if more:  # the warning count is capped (API-server limits): the rest are counted, never lost
+                assert shown <= {f["reason"] for f in mine} and len(_webhook_warnings(v)) - 1 + more == len(mine), (v.warnings, where)
+            else:
+                assert shown == {f["reason"] for f in mine}, (v.warnings, where)
             checked["admitted"] += 1
-    assert all(checked.values()), checked  # each kind of answer occurs: the comparison cannot pass vacuously
+    # each kind of answer the group holds occurs: the comparison cannot pass vacuously
+    assert all(checked[k] for k in EXPECTED_ANSWERS.get(group, checked)), checked
     if group == "workloads":
         assert "ReferenceNotFound" in _webhook_reasons(run.by_name("finetune"))  # a template absent from both
         for name in ("train", "smoke"):  # their templates exist: never a ReferenceNotFound
