@@ -168,8 +168,8 @@ class SharedClaims:
             return Note(Reason.UNSATISFIABLE,
                         f"{later.label} can never run: {what} is shared with {first.label}, which comes first and gets "
                         f"the claim allocated on a node it may use ({first_text}); from there the claim's devices reach "
-                        f"none of the nodes {later.label} may use ({later_text}), and a claim another pod holds is "
-                        "never reallocated", claim.path, Severity.ERROR,
+                        f"none of the nodes {later.label} may use ({later_text}); a claim stays allocated where it is "
+                        f"for as long as a pod holds it (it is released only when {first.label} is gone)", claim.path, Severity.ERROR,
                         details={"claim": claim.key, "pinnedBy": first.label})
         if len(shut) == len(first_nodes):
             why = (f"the two may use no common node the claim's devices reach ({first_text} / {later_text}), so "
