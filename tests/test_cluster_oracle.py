@@ -40,7 +40,7 @@ def test_findings_score_clean_against_the_recorded_scheduler_verdicts() -> None:
     result = _score(ORACLE_DATA / "truth.jsonl")
     last = result.stdout.strip().splitlines()[-1]
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "unsatisfiable caught 4/4, false rejections 0, replica counts exact 2 bound 0 of 2" in last, last
+    assert "unsatisfiable caught 4/4, false rejections 0, replica counts exact 5 bound 0 of 5" in last, last
 
 
 def _binary(env: str, name: str) -> str | None:

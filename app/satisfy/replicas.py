@@ -8,10 +8,18 @@ that, on one node of each node class, with every device free at the start.
 
 Exactness: nodes of different node groups reach disjoint devices in the common case (node-local
 slices), so each group's count does not depend on where the other pods went, and the total is the
-sum — exact.  Where a device is reachable from several groups (network-attached devices), or a
-shared claim (``resourceClaimName``) pins every replica to the node its first pod picked at random,
-the count depends on node choice: the answer is then an upper bound ("at most").
-Cost follows node classes: alike groups share their count.
+sum — exact.  Devices reachable from several groups (network-attached: ``allNodes``, a pool
+``nodeSelector``, ``perDeviceNodeSelection``) are held once for the whole placement: the groups are
+replayed one after another, each starting from what the earlier ones hold (:func:`_sequential`).
+When every such device the pod may use is reachable from *every* group it may use (one shared pool,
+the common case: a NAS, a switch's links) and no group has local devices of those drivers beside it,
+each pod meets the same pool wherever it lands, and the sequential count is the scheduler's — exact
+(:func:`_one_pool`).  Otherwise (a pool some nodes reach and others do not, local devices that could
+stand in for pool ones) the count depends on which node each pod lands on: the independent sum is
+given as an upper bound ("at most").  A shared claim (``resourceClaimName``) pins every replica to the
+node its first pod picked at random: see :func:`_shared_count`.
+Cost follows node classes: alike groups share their count (except in the sequential replay, which
+carries what earlier groups hold and is bounded by the review's budget).
 """
 
 from __future__ import annotations
@@ -56,21 +64,56 @@ def _hold(held: Held, outcome: Outcome) -> Held:
     return Held(frozenset(used), consumed, counters)
 
 
-def _devices_shared(inventory: Inventory) -> bool:
-    """Whether some device is reachable from more than one node group (once per snapshot)."""
+def _crossing_devices(inventory: Inventory) -> frozenset[int]:
+    """The devices reachable from more than one node group — network-attached ones (once per
+    snapshot; empty in the common case of node-local slices)."""
     key = ("devices-shared-between-groups",)
     got = inventory.cache.get(key)
-    if isinstance(got, bool):
+    if isinstance(got, frozenset):
         return got
     seen: set[int] = set()
-    shared = False
+    crossing: set[int] = set()
     for g in inventory.groups:
-        if not seen.isdisjoint(g.devices):
-            shared = True
-            break
+        crossing.update(seen.intersection(g.devices))
         seen.update(g.devices)
-    inventory.cache.put(key, shared, weight=1)
-    return shared
+    out = frozenset(crossing)
+    inventory.cache.put(key, out, weight=1 + len(out) // 64)
+    return out
+
+
+def _network_devices(inventory: Inventory) -> frozenset[int]:
+    """The devices more than one node reaches — network-attached (``allNodes``, a pool or device
+    ``nodeSelector``) — once per snapshot.  A group without Nodes ("some node") counts as one."""
+    key = ("devices-reached-by-several-nodes",)
+    got = inventory.cache.get(key)
+    if isinstance(got, frozenset):
+        return got
+    nodes: Counter[int] = Counter()
+    for g in inventory.groups:
+        weight = max(1, len(g.nodes))
+        for i in g.devices:
+            nodes[i] += weight
+    out = frozenset(i for i, n in nodes.items() if n > 1)
+    inventory.cache.put(key, out, weight=1 + len(out) // 64)
+    return out
+
+
+def _one_pool(real: list[Candidate], inventory: Inventory) -> bool:
+    """Whether the network-attached devices the pod may use form one pool every node class it may
+    use reaches alike, and no class has node-local devices of the same drivers beside it.  Then a
+    pod meets the same pool wherever it lands and cannot swap a pool device for a local one, so
+    where the scheduler puts each pod does not change how many fit: the sequential count is exact.
+    (Drivers stand for "could serve the same request": a class that selects across drivers by
+    attributes is not seen — the pool then still counts once, which is the scheduler's rule.)"""
+    network = _network_devices(inventory)
+    reached = {network.intersection(c.group.devices) for c in real}
+    if len(reached) != 1:
+        return False
+    pool = next(iter(reached))
+    if not pool:
+        return False
+    drivers = {inventory.devices[i].driver for i in pool}
+    return not any(inventory.devices[i].driver in drivers for c in real for i in c.group.devices if i not in network)
 
 
 _DECIDED = (OutcomeKind.OK, OutcomeKind.UNSAT, OutcomeKind.FATAL)
@@ -81,18 +124,41 @@ def _greedy(cand: Candidate, start: Held, limit: int, budget: Budget | None) -> 
     """Pods placed one after another on this node group, and what stopped the replay: ``OK``
     (``limit`` placed), ``UNSAT``/``FATAL`` (no room for one more), ``ERROR`` (a selector error:
     undecided) or ``DEADLINE`` (cut short: the budget is spent)."""
+    placed, stop, _ = _greedy_held(cand, start, limit, budget)
+    return placed, stop
+
+
+def _greedy_held(cand: Candidate, start: Held, limit: int, budget: Budget | None) -> tuple[int, OutcomeKind, Held]:
+    """:func:`_greedy`, and what the placed pods hold at the end (for the next group's replay)."""
     held, placed = start, 0
     while placed < limit:
         if budget is not None and budget.spent():
-            return placed, OutcomeKind.DEADLINE
+            return placed, OutcomeKind.DEADLINE, held
         outcome, _ = _search_on(cand.problem, cand.group, budget, held)
         if outcome.kind is not OutcomeKind.OK:
-            return placed, outcome.kind
+            return placed, outcome.kind, held
         placed += 1
         if not outcome.picks:
-            return limit, OutcomeKind.OK  # the pod holds nothing here: every replica fits
+            return limit, OutcomeKind.OK, held  # the pod holds nothing here: every replica fits
         held = _hold(held, outcome)
-    return placed, OutcomeKind.OK
+    return placed, OutcomeKind.OK, held
+
+
+def _sequential(real: list[Candidate], start: Held, replicas: int, budget: Budget | None) -> tuple[list[int], bool] | None:
+    """The groups replayed one after another, each from what the earlier ones hold — devices many
+    groups reach are taken once for the whole placement.  Per group how many pods it took, and
+    whether every replay stopped decided; None when the budget cut it short."""
+    held, per_group, decided, total = start, [], True, 0
+    for cand in real:
+        if total >= replicas:
+            break
+        n, stop, held = _greedy_held(cand, held, replicas - total, budget)
+        if stop is OutcomeKind.DEADLINE:
+            return None
+        decided = decided and stop in _DECIDED
+        per_group.append(n)
+        total += n
+    return per_group, decided
 
 
 def _cut_short(fit: int) -> ReplicaCount:
@@ -128,8 +194,11 @@ def _count(request: PodRequest, inventory: Inventory, replicas: int, budget: Bud
     if not any(c.problem.plans for c in real) and not pod.pending:
         return ReplicaCount(replicas, True)
     start = held_by(inventory, [c.allocation for c in pod.allocated if c.allocation is not None], now=now)
-    exact = not _devices_shared(inventory) or all(n == 1 for n in Counter(i for c in real for i in c.group.devices).values())
+    crossing = _crossing_devices(inventory)
+    reach_overlaps = bool(crossing) and any(n > 1 for n in Counter(i for c in real for i in c.group.devices).values())
+    exact = not reach_overlaps
     shared = any(c.shared for c in pod.pending)
+    pooled = not shared and reach_overlaps and _one_pool(real, inventory)
     memo: dict[object, tuple[int, OutcomeKind]] = {}
     per_group: list[int] = []
     total = 0
@@ -157,9 +226,16 @@ def _count(request: PodRequest, inventory: Inventory, replicas: int, budget: Bud
         if counted is None:
             return _cut_short(0)
         fit, exact = counted
+    elif pooled:
+        # one pool every group reaches: held once for the whole placement, and exact
+        replayed = _sequential(real, start, replicas, budget)
+        if replayed is None:
+            return _cut_short(0)
+        per_group, exact = replayed
+        fit = min(replicas, sum(per_group))
     else:
         fit = min(replicas, sum(per_group))
-    limits = _limits(real, per_group, excluded, inventory, shared) if fit < replicas else ("", "")
+    limits = _limits(real, per_group, excluded, inventory, shared, pooled) if fit < replicas else ("", "")
     return ReplicaCount(fit, exact, _notes(fit, replicas, exact, shared, now, limits))
 
 
@@ -208,10 +284,12 @@ def _classes_of(cand: Candidate) -> str:
     return "/".join(names) if names else "device"
 
 
-def _capacity_clause(real: list[Candidate], per_group: list[int]) -> tuple[str, str]:
+def _capacity_clause(real: list[Candidate], per_group: list[int], pooled: bool = False) -> tuple[str, str]:
     """Per node class the replay reached, how many pods its devices held — "capacity of the
     gpu.example.com devices: node-a holds 2" — and the short form ("node-a holds 2").  Classes
-    the replay never reached (every replica had a place before) are not named."""
+    the replay never reached (every replica had a place before) are not named.  ``pooled``: the
+    classes were replayed one after another because devices many of them reach (network-attached)
+    are taken once for all — said, since the per-class figures then follow the replay's order."""
     counted = list(zip(real, per_group, strict=False))
     if not counted:
         return "", ""
@@ -219,6 +297,9 @@ def _capacity_clause(real: list[Candidate], per_group: list[int]) -> tuple[str, 
     more = f" (+{len(counted) - _MAX_NAMED} more node classes)" if len(counted) > _MAX_NAMED else ""
     where = f"{', '.join(shown)}{more}"
     devices = f"{_classes_of(counted[0][0])} devices"
+    if pooled:
+        return (f"capacity of the {devices}, those several node classes reach (network-attached) taken once for all: "
+                f"{sum(per_group)} in all ({where})", f"{devices}, network-attached: {sum(per_group)} in all")
     return f"capacity of the {devices}: {where}", f"{devices}: {where}"
 
 
@@ -236,13 +317,13 @@ def _excluded_clause(excluded: list[ClassVerdict], inventory: Inventory) -> tupl
 
 
 def _limits(real: list[Candidate], per_group: list[int], excluded: list[ClassVerdict], inventory: Inventory,
-            shared: bool) -> tuple[str, str]:
+            shared: bool, pooled: bool = False) -> tuple[str, str]:
     """What limits the count, as a clause and its short form: nodes the pods may not use first
     (the fix is in the pod spec), then the capacity of the node classes they may use (a shared
     claim is counted per class by :func:`_shared_count`: no per-class figures there)."""
     parts = [_excluded_clause(excluded, inventory)]
     if not shared:
-        parts.append(_capacity_clause(real, per_group))
+        parts.append(_capacity_clause(real, per_group, pooled))
     kept = [p for p in parts if p[0]]
     return "; ".join(p[0] for p in kept), "; ".join(p[1] for p in kept)
 

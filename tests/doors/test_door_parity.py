@@ -216,7 +216,8 @@ def test_capacity_fit_counts_what_lint_counts_for_every_scenario(
         mine = [f for f in lint if f["kind"] == workload["kind"] and f["name"] == name]
         fit_file = tmp_path / f"{name}.yaml"
         fit_file.write_text(yaml.safe_dump_all([*others, workload]))
-        code = main(["capacity", *_inventory_args(inventory), "--fit", str(fit_file), "--format", "json"])
+        # lint adds the linted files' classes and slices to the inventory: so does the cluster they are applied to
+        code = main(["capacity", *_inventory_args([*inventory, path]), "--fit", str(fit_file), "--format", "json"])
         answer = capsys.readouterr().out
         assert code == 0, answer
         ever = json.loads(answer)["fit"]["ever"]
