@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all test lint typecheck unit run bench fuzz conformance certs clean apiserver reasons kubernetes-version
+.PHONY: all test lint typecheck unit run bench fuzz conformance certs clean apiserver reasons kubernetes-version docs
 
 all: test
 
@@ -32,9 +32,15 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest
 
-## reasons: rewrite README.md's "Reasons" table from the reason registry (app/k8s/reasons.py)
+## reasons: write docs/reference/reasons.md and README.md's reasons index from the reason registry (app/k8s/reasons.py)
 reasons: $(STAMP)
 	$(BIN)/python scripts/reasons-table.py
+
+## docs: regenerate the reference pages of docs/reference/ from the code (scripts/docs/generate.py),
+## then build the site into site/ with mkdocs --strict (a warning or a broken link fails it)
+docs: $(STAMP)
+	$(BIN)/python scripts/docs/generate.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 ## run: the webhook on https://127.0.0.1:8443 with the demo inventory in examples/inventory
 run: $(STAMP)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The recipe for a new Kubernetes release (README "Adding a Kubernetes version"):
+# The recipe for a new Kubernetes release (docs/guides/versions.md "Adding a Kubernetes version"):
 #
 #   make kubernetes-version V=v1.39.0      # or: bash scripts/add-kubernetes-version.sh v1.39.0
 #
@@ -74,6 +74,6 @@ cat <<EOF
   (tests/data/upstream-allocator/known.json).
 - the verdicts that changed in step 6: make them target-dependent in app/ where draguard does not
   yet follow them; \`pytest tests/versions\` runs the real $minor API server on the corpus.
-- README "Kubernetes versions and feature gates": the table's new column.
+- docs/guides/versions.md "Kubernetes versions and feature gates": the table's new column (docs/reference/gates.md follows app/k8s/features.py: `make docs`).
 EOF
 exit 0

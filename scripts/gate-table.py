@@ -7,7 +7,7 @@ Reads ``pkg/features/kube_features.go`` of ``k8s.io/kubernetes@VERSION`` from th
 (``go mod download`` fetches it when missing) and prints, for the version's minor, each DRA gate's
 stage, default and lock as that binary applies them at its own version; then every difference
 from ``app/k8s/features.py``'s column for that minor (a gate missing, another stage, default or
-lock, a dependency) — the recipe's check (README "Adding a Kubernetes version"). With
+lock, a dependency) — the recipe's check (docs/guides/versions.md "Adding a Kubernetes version"). With
 ``--against`` it also prints which gates changed between the two versions.
 
 Exit status: 0 when draguard's column agrees (or ``--print-only``), 1 when it differs, 2 when the

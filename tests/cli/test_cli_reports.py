@@ -1,6 +1,6 @@
 """CLI and report defects of issue #13 item 5, each shown failing before and passing now:
 ``--inventory`` takes one value and repeats; SARIF URIs are relative to the working directory
-(or ``--sarif-root``); SARIF rules have readable names and help links to README anchors."""
+(or ``--sarif-root``); SARIF rules have readable names and help links to anchors of the reasons (README.md, docs/)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from draguard.cli import main
 from draguard.k8s.field import ErrorType
 from draguard.k8s.finding import Reason
-from draguard.report.rules import RULES, rule_for
+from draguard.report.rules import DOCS_URI, RULES, rule_for
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / "tests" / "server" / "data" / "inventory.yaml"
@@ -122,7 +122,7 @@ def test_sarif_rules_have_readable_names_and_help_links(
 ) -> None:
     (rule,) = sarif(capsys, str(claim_file), "--inventory", str(INVENTORY))["runs"][0]["tool"]["driver"]["rules"]
     assert rule["id"] == "Unsatisfiable" and rule["name"] == "ClaimCanNeverBeAllocated"
-    assert rule["helpUri"].endswith("README.md#reason-unsatisfiable")
+    assert rule["helpUri"].endswith("docs/reference/reasons.md#reason-unsatisfiable")
 
 
 def test_every_registered_reason_has_a_rule() -> None:
@@ -136,9 +136,12 @@ def test_rule_names_differ_from_ids_and_from_each_other() -> None:
     assert len({r.name for r in rules}) == len(rules)
 
 
-def test_every_help_uri_anchor_exists_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
-    anchors = set(re.findall(r'<a id="([^"]+)"></a>', readme))
+@pytest.mark.parametrize("page", [DOCS_URI.split("/blob/main/", 1)[1], "README.md"])
+def test_every_help_uri_anchor_exists_in_the_docs(page: str) -> None:
+    """The page ``helpUri`` names (the reasons reference page) carries every rule's anchor, and so
+    does README.md's reasons index (links made before the docs site keep working)."""
+    text = (ROOT / page).read_text()
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', text))
     missing = [r.id for r in RULES.values() if r.help_uri.rsplit("#", 1)[1] not in anchors]
     assert missing == []
 

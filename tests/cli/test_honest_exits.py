@@ -1,5 +1,5 @@
 """Issue #20 item 5, "green on nothing": each case exits with the code and says the words that
-README "Exit status, case by case" gives — the table there is parsed and every row is run.
+docs/guides/cli.md "Exit status, case by case" gives — the table there is parsed and every row is run.
 
 Cases: an empty folder or no object at all (exit 2 naming the paths; ``--allow-empty`` accepts
 it), no inventory (said once in the summary), an empty or class-less inventory (a warning in the
@@ -19,7 +19,7 @@ import pytest
 from draguard.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+README = ROOT / "docs" / "guides" / "cli.md"  # the CLI guide, moved out of README.md
 EXAMPLES = ROOT / "examples"
 CLAIM_50GI = EXAMPLES / "claims" / "bad" / "10-unsatisfiable-50gi.yaml"
 GOOD = EXAMPLES / "claims" / "good" / "70-default-memory.yaml"
@@ -53,7 +53,7 @@ def lint(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 @pytest.fixture()
 def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working folder with the README's names in it: ``empty/``, ``chart/templates/claim.yaml``,
+    """A working folder with the guide's names in it: ``empty/``, ``chart/templates/claim.yaml``,
     ``inv-empty/``, ``nodes-only.yaml``, ``configmap.yaml``, and the examples."""
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "notes.txt").write_text("not a manifest\n")
@@ -68,9 +68,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def readme_cases() -> list[tuple[str, int, str]]:
-    """Rows of README's table: ``| `draguard lint …` | exit | `message` |``."""
+    """Rows of the guide's table: ``| `draguard lint …` | exit | `message` |``."""
     text = README.read_text()
-    section = text.split("### Exit status, case by case", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n## Exit status, case by case\n", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `(draguard lint [^`]+)` \| (\d) \| (``?)(.+?)\3 \|$", section, flags=re.M)
     return [(cmd, int(code), message.strip()) for cmd, code, _, message in rows]
 

@@ -24,7 +24,8 @@ from draguard.server.cli_serve import deny_reasons
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "draguard"
-README = (ROOT / "README.md").read_text()
+# the docs: README.md and the site's pages (docs/), read as one text
+README = "\n\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
 WANT = set(DEFAULT_DENY)
 
 
@@ -51,14 +52,14 @@ def test_no_deny_flag_means_the_code_default() -> None:
     assert set(deny_reasons(None, None)) == WANT
 
 
-def test_readme_states_the_code_default_wherever_it_states_one() -> None:
+def test_the_docs_state_the_code_default_wherever_they_state_one() -> None:
     stated = []
     for paragraph in re.split(r"\n\s*\n", README):
         if "--deny" not in paragraph and "| `deny` |" not in paragraph:
             continue
         for m in re.finditer(r"default:?\s+`([A-Za-z,]+)`", paragraph):
             stated.append(_reasons(m.group(1)))
-    assert stated, "the README should say what --deny defaults to"
+    assert stated, "the docs should say what --deny defaults to"
     assert all(s == WANT for s in stated), stated
 
 

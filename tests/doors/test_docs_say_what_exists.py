@@ -1,6 +1,7 @@
 """Docs say what exists (issue #35 item 9): neither ``pip install draguard`` (PyPI) nor the
 ``ghcr.io/draguard/draguard`` image is published, so no recipe may present them as available, and
-the Action's ``draguard-version`` input says it works only once a release is on PyPI."""
+the Action's ``draguard-version`` input says it works only once a release is on PyPI.  The docs are
+README.md and every page under docs/ (the site), read as one text."""
 
 from __future__ import annotations
 
@@ -10,12 +11,23 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+README = "\n\n".join(page.read_text() for page in PAGES)
 CAVEAT = re.compile(r"not (yet )?published|not on PyPI|once (a release is |draguard is )?published", re.I)
 
 
 def _paragraphs(text: str) -> list[str]:
     return re.split(r"\n\s*\n", text)
+
+
+def test_the_docs_are_read() -> None:
+    assert len(PAGES) > 10 and "pip install" in README and "docker run" in README
+
+
+def test_the_readme_says_how_to_install() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "pip install ." in readme and "git+https://github.com/draguard/draguard" in readme
+    assert CAVEAT.search(readme)
 
 
 def test_no_recipe_installs_from_pypi() -> None:

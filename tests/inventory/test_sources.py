@@ -1,6 +1,6 @@
 """Inventory sources: reading files, folders and stdin, and the one bad-document policy.
 
-The policy (app/inventory/sources.py, README "Choices worth knowing"): a bad document in an
+The policy (app/inventory/sources.py, docs/guides/choices.md): a bad document in an
 inventory file is a DecodeError finding, the rest of the inventory is used, and no claim is
 called Unsatisfiable against it — lint and serve alike (the serve door is tested in
 tests/server/test_inventory_policy.py).

@@ -1,4 +1,4 @@
-"""What may deny at the webhook (issue #10, README "What denies, what warns, and why"): only reasons in ``--deny``."""
+"""What may deny at the webhook (issue #10, docs/guides/contract.md "What denies, what warns, and why"): only reasons in ``--deny``."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kube
 
 def render(tmp: Path, components: Sequence[str], namespace: str | None = None) -> list[dict[str, Any]]:
     """``kubectl kustomize`` of an overlay adding ``components`` to the base; with ``namespace``,
-    the namespace is set one level below, as README "Another namespace" says to."""
+    the namespace is set one level below, as docs/guides/deploy.md "Another namespace" says to."""
     tmp.mkdir(parents=True, exist_ok=True)
     below = MANIFESTS
     if namespace is not None:
@@ -193,7 +193,7 @@ def kustomize_one_level(tmp: Path, components: Sequence[str], namespace: str | N
 def test_namespace_in_the_same_kustomization_as_cert_manager_fails_loudly(tmp_path: Path) -> None:
     """cert-manager's values carry the namespace (inject-ca-from, dnsNames) and components run before
     the `namespace:` beside them: rather than render `draguard/...` into another namespace, the build
-    stops, and the guard's name says what to do (README "Another namespace")."""
+    stops, and the guard's name says what to do (docs/guides/deploy.md "Another namespace")."""
     proc = kustomize_one_level(tmp_path, ["cert-manager", "high-availability"], namespace="platform-dra")
     assert proc.returncode != 0 and proc.stdout == ""
     assert "namespace transformation produces ID conflict" in proc.stderr

@@ -1,5 +1,5 @@
 """``POST /lint`` gives positions whenever the body has lines: the body is named ``<body>``
-unless ``?file=`` names it (README "Choices worth knowing"); never ``-:0:0:``."""
+unless ``?file=`` names it (docs/guides/choices.md); never ``-:0:0:``."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def disagreements(real: Iterable[object], ours: dict[str, OurVerdict]) -> list[s
             continue
         mine = ours[name]
         if mine.admin_unverified:
-            continue  # admin access depends on namespace labels: a warning by design (README)
+            continue  # admin access depends on namespace labels: a warning by design (docs/guides/cli.md)
         admitted = bool(getattr(v, "admitted", False))
         code = getattr(v, "code", None)
         if admitted != mine.admitted:
