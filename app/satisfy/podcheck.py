@@ -188,13 +188,13 @@ class PodProblem:
                 yield Candidate(group, names if name else (), problem, claims, "", position)
                 return
         passing: dict[tuple[frozenset[str], str], list[str]] = {}
-        misses: dict[Filter, str] = {}
+        misses: dict[Filter, tuple[str, list[str]]] = {}
         for name in names:
             info = infos.get(name) if name else None
             miss = self.filter.miss(name, info)
             transient = ""
             if miss is not None:
-                misses.setdefault(miss[0], miss[1])
+                misses.setdefault(miss[0], (miss[1], []))[1].extend([name] if name else [])
                 if self.filter.miss(name, info, lenient=True) is not None:
                     continue
                 transient = miss[1]
@@ -263,14 +263,14 @@ class PodProblem:
         usable: list[str] = []
         out: list[str] = []
         transient: dict[str, list[str]] = {}
-        misses: dict[Filter, str] = {}
+        misses: dict[Filter, tuple[str, list[str]]] = {}
         for info, names in cls.members:
             for who in ([(n,) for n in names] if by_name else [names]):
                 miss = miss_of(who[0], info)
                 if miss is None:
                     usable.extend(who)
                     continue
-                misses.setdefault(miss[0], miss[1])
+                misses.setdefault(miss[0], (miss[1], []))[1].extend(n for n in who if n)
                 out.extend(who)
                 if miss_of(who[0], info, lenient=True) is None:
                     transient.setdefault(miss[1], []).extend(who)
@@ -283,8 +283,22 @@ class PodProblem:
             later.append(Candidate(group, tuple(n for n in members if n), problem, claims, why, cls.position))
 
 
-def _excluded(label: str, nodes: tuple[str, ...], misses: dict[Filter, str]) -> ClassVerdict:
-    return ClassVerdict(label, nodes, False, "; ".join(misses.values()), eligible=False)
+_MAX_NODES_NAMED = 3
+
+
+def _excluded(label: str, nodes: tuple[str, ...], misses: dict[Filter, tuple[str, list[str]]]) -> ClassVerdict:
+    """The class's nodes the pod may not use, and why (each node's first failing filter, in the
+    scheduler's order).  Several reasons name the nodes each applies to ("excluded by the pod's
+    nodeSelector … on edge-1; taint … is not tolerated on edge-2"): nodes of one class differ in
+    labels and taints, and a reason must not read as if it held for all of them."""
+    if len(misses) == 1:
+        why = next(iter(misses.values()))[0]
+        return ClassVerdict(label, nodes, False, why, eligible=False)
+    parts = []
+    for why, who in misses.values():
+        shown = ", ".join(who[:_MAX_NODES_NAMED]) + (f" (+{len(who) - _MAX_NODES_NAMED} more)" if len(who) > _MAX_NODES_NAMED else "")
+        parts.append(f"{why} on {shown}" if who else why)
+    return ClassVerdict(label, nodes, False, "; ".join(parts), eligible=False)
 
 
 def _label(nodes: tuple[str, ...], group: NodeGroup) -> str:

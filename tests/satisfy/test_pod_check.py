@@ -340,3 +340,20 @@ def test_a_verdict_remembered_under_the_placements_effect_is_the_pods_own() -> N
                 assert (remembered.satisfiable, remembered.notes, remembered.per_class) == (
                     alone.satisfiable, alone.notes, alone.per_class), placement
             assert len(_remembered(shared)) < len(_PLACEMENTS)  # alike effects shared one entry
+
+
+def test_reasons_of_alike_nodes_name_the_nodes_they_apply_to() -> None:
+    """Two nodes alike in devices, one tainted: a pod for another tier is kept off both, but the
+    taint is edge-2's alone — the reason must not read as if it held for edge-1 too."""
+    taint = [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]
+    inv = build_inventory([dclass(), knode("edge-1", tier="edge"), knode("edge-2", taints=taint, tier="edge"),
+                           rslice("edge-1", [device("gpu-0")]), rslice("edge-2", [device("gpu-0")])])
+    v = check_pod(pod(pclaim("g", GPU), node_selector={"tier": "core"}), inv)
+    assert v.satisfiable is False
+    text = v.notes[0].message
+    assert "on edge-1" in text and "is not tolerated on edge-2" in text, text
+    # one reason for the whole class: said once, without node names
+    both = build_inventory([dclass(), knode("edge-1", tier="edge"), knode("edge-2", tier="edge"),
+                            rslice("edge-1", [device("gpu-0")]), rslice("edge-2", [device("gpu-0")])])
+    text = check_pod(pod(pclaim("g", GPU), node_selector={"tier": "core"}), both).notes[0].message
+    assert "excluded by the pod's nodeSelector (tier=core)" in text and " on edge-" not in text, text
