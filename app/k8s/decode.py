@@ -46,7 +46,9 @@ v1alpha3/v1beta2 before 1.37, v1 from 1.37; its taints join the inventory)."""
 NOT_CHECKED_KINDS = frozenset({"ResourcePoolStatusRequest", "Workload", "PodGroup"})
 """Kinds draguard recognises but does not check in depth: ``resource.k8s.io/v1alpha3``
 ResourcePoolStatusRequest (only its name is validated) and ``scheduling.k8s.io`` Workload and
-PodGroup (v1alpha1 in 1.35, v1alpha2 in 1.36, v1beta1 from 1.37; gang scheduling is not modelled).
+PodGroup (v1alpha1 in 1.35, v1alpha2 in 1.36, v1beta1 from 1.37) where the target does not serve
+them (``GenericWorkload`` off): where it does, a lint run reads them for gangs and PodGroup claims
+(:mod:`.podgroup`; the pipeline checks them there, not here).
 Never an error about the kind: reported as not checked (skipped) unless a cheap rule fails."""
 CHECKED_KINDS = DRA_KINDS | WORKLOAD_KIND_NAMES
 """Every kind draguard checks: the DRA kinds and the kinds that carry pods (Pod, Deployment, …)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import DraguardError
 from .field import Path
+from .podgroup import pod_group_name
 
 __all__ = [
     "BUILTIN_WORKLOAD_KINDS",
@@ -129,6 +130,12 @@ class PodTemplateRef:
     replicas: int | None
     """Pods of this template at once; None when not counted (DaemonSet, PodTemplate)."""
     per_node: bool = False
+
+    @property
+    def pod_group(self) -> str | None:
+        """The PodGroup every pod of this template joins (``spec.schedulingGroup.podGroupName``),
+        read from the raw spec: a workload's membership is its pod template's."""
+        return pod_group_name(self.spec)
 
 
 def _get(obj: Any, path: FieldPath) -> Any:

@@ -77,8 +77,8 @@ from . import rechecks
 from .mutate import default_fill_patch
 
 if TYPE_CHECKING:
-    from ..satisfy import PodRequest, PodVerdict, SharedClaims
-    from .workloads import ClaimIndex, KnownClaim, PodTemplateReview, WorkloadReview
+    from ..satisfy import PodRequest, PodVerdict, ReplicaCount, SharedClaims
+    from .workloads import ClaimIndex, Gang, GangIndex, KnownClaim, PodTemplateReview, WorkloadReview
 # The pod and workload half of this module imports :mod:`.workloads` and the pod engine where
 # it first needs them: a lint of claims alone never loads them (app/lazy.py says why).
 
@@ -578,6 +578,7 @@ def review_documents(
     extra_inventory: list[Mapping[str, Any]] = []
     merging = inventory is not None and merge_inventory_objects
     builder = InventoryBuilder(target=options.target)
+    gangs = _gang_index(options)
     for doc in documents:
         if doc.kind in DRA_KINDS:
             started = time.perf_counter()
@@ -593,8 +594,13 @@ def review_documents(
             order.append(item)
         elif doc.kind == "Node":
             extra_inventory.append(doc.obj)
-        elif workload_kind_for(doc.api_version, doc.kind, options.workload_kinds) is not None:
+        elif (row := workload_kind_for(doc.api_version, doc.kind, options.workload_kinds)) is not None:
             order.append(doc)
+            if gangs is not None:  # gangs: which PodGroup each pod template joins
+                gangs.add_workload(doc.obj, row, _ref(doc).namespace, f'{doc.kind} "{doc.name}"')
+        elif gangs is not None and (group := _gang_object(doc, gangs)) is not None:
+            checked.append(group)
+            order.append(group)
         elif doc.kind in NOT_CHECKED_KINDS and (known := _not_checked(doc)) is not None:
             checked.append(known)
             order.append(known)
@@ -619,7 +625,7 @@ def review_documents(
                 sharing.saw(entry)
                 continue
             started = time.perf_counter()
-            workload = _workload_review(entry, inventory, inventory_problem, options, index, extended, sharing)
+            workload = _workload_review(entry, inventory, inventory_problem, options, index, extended, sharing, gangs)
             if workload is None:  # a workload whose pods use no DRA: skipped, as any other kind
                 skipped.append(_ref(entry))
                 continue
@@ -695,6 +701,7 @@ def _workload_review(
     index: ClaimIndex,
     extended: frozenset[str],
     sharing: _LintSharing | None = None,
+    gangs: GangIndex | None = None,
 ) -> ObjectReview | None:
     """The review of a Pod or workload that uses DRA; None when it uses none (skipped, as before).
     ``sharing``: the lint run's pods so far, in file order (None at the webhook)."""
@@ -708,7 +715,8 @@ def _workload_review(
     review = ObjectReview(ref=ref)
     review.findings.extend(_workload_findings(doc, ref, workload, options))
     static = tuple(review.findings)
-    review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options, sharing))
+    review.findings.extend(_workload_satisfiability(doc, ref, workload, inventory, inventory_problem, options, sharing,
+                                                    gangs))
     rechecks.add_static(doc, static)
     return review
 
@@ -739,6 +747,7 @@ def _workload_satisfiability(
     inventory_problem: str | None,
     options: ReviewOptions,
     sharing: _LintSharing | None = None,
+    gangs: GangIndex | None = None,
 ) -> list[Finding]:
     """Per pod and per workload: can its pods ever run, and how many at once (the engine's answer).
 
@@ -752,9 +761,14 @@ def _workload_satisfiability(
     first user shuts out is told so (:mod:`app.satisfy.joint`); a workload of more replicas than a
     claim's ``reservedFor`` holds gets the count capped; a pending Pod whose claim is reserved for
     256 pods already is warned (:mod:`app.satisfy.reserved`).
+
+    Gangs (``gangs``: the lint run's PodGroups, target with ``GenericWorkload``; or draguard's
+    ``draguard.io/gang-min-count`` annotation): a gang whose ``minCount`` pods cannot all be placed
+    together is ``Unsatisfiable``, and a PodGroup's claims are counted once for the group
+    (:mod:`app.satisfy.gang`).
     """
-    from ..satisfy import PodVerdict, check_pod, count_replicas, pod_capacity_in_use, reserved_for_full
-    from .workloads import pod_request
+    from ..satisfy import PodVerdict, check_pod, pod_capacity_in_use, reserved_for_full
+    from .workloads import gang_of, pod_request
 
     rechecks.record(id(doc), None)  # replaced below when the pod is plain (the rechecks module's docstring)
     checkable = [t for t in workload.templates if t.valid]
@@ -765,6 +779,8 @@ def _workload_satisfiability(
                                    f"satisfiability not checked: {inventory_problem}", "", *_at(doc, None))]
     budget = _review_budget(options)
     answers: list[tuple[PodTemplateReview, PodVerdict, list[Note]]] = []
+    gang = gang_of(doc.obj, workload, f'{ref.kind} "{ref.name}"', gangs, options.target)
+    gang_counts: dict[str, ReplicaCount] = {}
     for t in checkable:
         request = pod_request(t)
         if request is None:
@@ -806,7 +822,7 @@ def _workload_satisfiability(
                 shared_notes += full
                 notes += full
         if (written is not None and workload.is_pod and len(workload.templates) == 1 and not t.unknown
-                and not t.unresolved and not t.template.per_node and not shared_notes
+                and not t.unresolved and not t.template.per_node and not shared_notes and gang is None
                 and rechecks.plain_notes(tuple(notes))):
             # the pod's findings below are its verdict's notes and its capacity notes, nothing else
             rechecks.record(id(doc), rechecks.PodCheck(
@@ -825,10 +841,10 @@ def _workload_satisfiability(
                      (n.reason == Reason.UNSATISFIABLE and n.severity is Severity.ERROR)]
         elif verdict.satisfiable and t.template.per_node:
             notes.extend(_daemonset_nodes(verdict))
-        elif verdict.satisfiable and t.template.replicas is not None and t.template.replicas > 1:
+        elif verdict.satisfiable and t.template.replicas is not None and (
+                t.template.replicas > 1 or (gang is not None and gang.includes(t))):
             try:
-                count = count_replicas(request, inventory, t.template.replicas, budget=budget, target=options.target,
-                                       reservations=not _may_reserve_as_group(t, options))
+                count = _count_pods(t, request, inventory, budget, options, workload.namespace, gangs, gang, gang_counts)
                 notes.extend(count.notes)
             except BudgetExceeded as exc:
                 notes.append(Note(Reason.SATISFIABILITY_UNKNOWN,
@@ -836,9 +852,13 @@ def _workload_satisfiability(
                                   Severity.WARNING, fail_open=exc.where))
         answers.append((t, verdict, notes))
     some_run = any(v.satisfiable is not False for _, v, _ in answers)
+    gang_notes = _gang_verdict(gang, answers, gang_counts)
+    never = any(n.severity is Severity.ERROR for n in gang_notes)
     out: list[Finding] = []
     for t, verdict, notes in answers:
         for note in notes:
+            if never and note.reason == Reason.REPLICAS_EXCEED_CAPACITY and gang is not None and gang.includes(t):
+                continue  # the gang never starts: how many of its pods would fit is beside the point
             if note.reason == Reason.UNSATISFIABLE and note.severity is Severity.ERROR and not workload.is_pod:
                 why = ""
                 if t.template.replicas == 0:
@@ -851,7 +871,90 @@ def _workload_satisfiability(
                     note = replace(note, severity=Severity.WARNING, message=f"{note.message} ({why})",
                                    brief=f"{note.brief} ({why})" if note.brief else "")
             out.append(_note_finding(doc, ref, note, options))
+    out.extend(_note_finding(doc, ref, note, options) for note in gang_notes)
     return out
+
+
+# ---------------------------------------------------------------------------- gangs (issue #37)
+def _gang_index(options: ReviewOptions) -> GangIndex | None:
+    """The lint run's PodGroups and their pods, where the target serves the Workload API
+    (``GenericWorkload`` on); None elsewhere, and at the webhook (no PodGroups to read there)."""
+    if options.admission or not options.target.enabled("GenericWorkload"):
+        return None
+    from .workloads import GangIndex
+
+    return GangIndex(options.target)
+
+
+def _gang_object(doc: Document, gangs: GangIndex) -> _Checked | None:
+    """A Workload or PodGroup the target serves: its field errors as a review (the API server
+    refuses it), a valid PodGroup joins ``gangs``.  None: not one (left to the not-checked path)."""
+    from ..k8s import read_pod_group, read_workload_object, scheduling_api_served
+
+    if doc.kind not in ("PodGroup", "Workload") or not scheduling_api_served(doc.api_version, gangs.target):
+        return None
+    ref = _ref(doc)
+    obj = doc.obj if isinstance(doc.obj, Mapping) else {}
+    if doc.kind == "PodGroup":
+        group, errors = read_pod_group(obj, ref.namespace or "default")
+        if group is not None:
+            gangs.add_group(group)
+    else:
+        _, errors = read_workload_object(obj, ref.namespace or "default")
+    review = ObjectReview(ref=ref, findings=[_field_finding(doc, ref, err) for err in errors])
+    return _Checked(doc=doc, ref=ref, review=review, valid=not errors)
+
+
+def _count_pods(t: PodTemplateReview, request: PodRequest, inventory: Inventory, budget: Budget | None,
+                options: ReviewOptions, namespace: str, gangs: GangIndex | None, gang: Gang | None,
+                gang_counts: dict[str, ReplicaCount]) -> ReplicaCount:
+    """The template's replica count — its PodGroup's claims made once for the group — and, for a
+    gang member, the count its gang is judged by (without the ``reservedFor`` cap: that acts at
+    PreBind, after the gang was let through), kept in ``gang_counts``."""
+    from ..satisfy import ReplicaCount, count_replicas, with_group_claims
+    from .workloads import group_claim_names
+
+    group = gangs.group_of(t.template, namespace) if gangs is not None else None
+    grouped = group_claim_names(t, group, options.target)
+    counted = with_group_claims(request, grouped)
+    replicas = t.template.replicas or 0
+    per_pod = _reserved_per_pod(t, options, request, grouped, known=group is not None)
+    if replicas <= 1:
+        count = ReplicaCount(replicas, True)
+    else:
+        count = count_replicas(counted, inventory, replicas, budget=budget, target=options.target, reservations=per_pod)
+    if gang is not None and gang.includes(t):
+        capped = any((n.details or {}).get("limit") == "reservedFor" for n in count.notes)
+        gang_counts[str(t.template.spec_path)] = count if not capped else count_replicas(
+            counted, inventory, replicas, budget=budget, target=options.target, reservations=False)
+    return count
+
+
+def _gang_verdict(gang: Gang | None, answers: Sequence[tuple[PodTemplateReview, PodVerdict, list[Note]]],
+                  counts: Mapping[str, ReplicaCount]) -> list[Note]:
+    """The gang's notes (:func:`~app.satisfy.gang_notes`) once every template of the workload was
+    judged.  Nothing when a member template can never run or was not decided (its own notes say
+    so), or the gang holds no pod (scaled to 0)."""
+    from ..satisfy import GangMember, gang_notes
+
+    if gang is None:
+        return []
+    if gang.min_count is None:
+        return [Note(Reason.SATISFIABILITY_UNKNOWN, f"{gang.label}: not treated as a gang — {gang.problem}", gang.path,
+                     Severity.WARNING)]
+    members: list[GangMember] = []
+    for t, verdict, _ in answers:
+        if not gang.includes(t):
+            continue
+        if verdict.satisfiable is not True or t.unresolved or t.unknown:
+            return []
+        members.append(GangMember(str(t.template.spec_path), t.template.replicas or 0, counts.get(str(t.template.spec_path))))
+    if not members:
+        return []
+    members.extend(GangMember(label, pods) for label, pods in gang.others)
+    if sum(m.replicas for m in members) == 0:
+        return []
+    return gang_notes(gang.label, gang.min_count, members, path=gang.path, whole=gang.whole, closed=gang.closed)
 
 
 def _pending(doc: Document) -> bool:
@@ -867,14 +970,20 @@ def _meta(doc: Document) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
-def _may_reserve_as_group(t: PodTemplateReview, options: ReviewOptions) -> bool:
-    """Whether the template's pods may be reserved in a shared claim as one PodGroup instead of
-    pod by pod (``DRAWorkloadResourceClaims`` on, and the pods name a scheduling group whose
-    PodGroup may list the claim: ``resourceclaim.BindTo``) — then the 256-entry limit of
-    ``reservedFor`` is not theirs to count."""
+def _reserved_per_pod(t: PodTemplateReview, options: ReviewOptions, request: PodRequest, grouped: frozenset[str], *,
+                      known: bool) -> bool:
+    """Whether the template's pods take one ``reservedFor`` entry each in a shared claim (the
+    256-consumer limit counts them).  Not so with ``DRAWorkloadResourceClaims`` for a claim the
+    pod's PodGroup lists: it is reserved for the PodGroup, once (``resourceclaim.BindTo``).  With
+    the PodGroup in the run (``known``) that is exact per claim; without it, a pod that names a
+    scheduling group may be reserved as its group, and the limit is not counted (no warning that
+    may be wrong)."""
+    if not options.target.enabled("DRAWorkloadResourceClaims"):
+        return True
+    if known:
+        return any(c.shared and c.name not in grouped for c in request.claims)
     spec = t.template.spec
-    return (options.target.enabled("DRAWorkloadResourceClaims") and isinstance(spec, Mapping)
-            and spec.get("schedulingGroup") is not None)
+    return not (isinstance(spec, Mapping) and spec.get("schedulingGroup") is not None)
 
 
 # ---------------------------------------------------------------------------- pods that share claims (lint)

@@ -21,20 +21,25 @@ from typing import Any
 
 from ..inventory import ClusterState, ObjectKey
 from ..k8s import (
+    GANG_MIN_COUNT_ANNOTATION,
     AllocationResult,
     FieldError,
+    GroupClaim,
     Note,
     Path,
+    PodGroupModel,
     PodSpec,
     PodTemplateRef,
     Quantity,
     Reason,
     ResourceClaimSpec,
     Severity,
+    Target,
     Toleration,
     WorkloadKind,
     decode_pod_spec,
     find_pod_templates,
+    gang_annotation,
     workload_kind_for,
 )
 from ..satisfy import ContainerResources, PodClaim, PodPlacement, PodRequest
@@ -43,11 +48,15 @@ from ..validation import IMPLICIT_EXTENDED_PREFIX, effective_requests, is_extend
 __all__ = [
     "DAEMONSET_TOLERATIONS",
     "ClaimIndex",
+    "Gang",
+    "GangIndex",
     "KnownClaim",
     "PodTemplateReview",
     "ResolvedClaim",
     "WorkloadReview",
     "extended_resource_names",
+    "gang_of",
+    "group_claim_names",
     "pod_request",
     "read_workload",
 ]
@@ -383,3 +392,110 @@ def pod_placement(spec: PodSpec, *, per_node: bool = False) -> PodPlacement:
     controller gives every pod it makes."""
     tolerations = tuple(spec.tolerations) + (DAEMONSET_TOLERATIONS if per_node else ())
     return PodPlacement(spec.node_name or "", dict(spec.node_selector), spec.required_affinity, tolerations)
+
+
+# ---------------------------------------------------------------------------- gangs
+@dataclass(frozen=True, slots=True)
+class _Member:
+    """A pod template that names a PodGroup: which workload, which template, how many pods."""
+
+    label: str
+    owner: int
+    """``id`` of the workload's document (its templates are told apart by ``spec_path``)."""
+    spec_path: str
+    replicas: int | None
+
+
+@dataclass
+class GangIndex:
+    """The PodGroups of a lint run and every pod template that names one, for a target that serves
+    the Workload API (``GenericWorkload``; :func:`~app.k8s.scheduling_api_served`).
+
+    Why the run: in lint the files (and the inventory) *are* the cluster described, as for claims
+    (:class:`ClaimIndex`): a group's pods are the pods the run makes that name it, DRA or not.  The
+    webhook has no PodGroups (gangs there come from draguard's annotation only)."""
+
+    target: Target
+    groups: dict[ObjectKey, PodGroupModel] = field(default_factory=dict)
+    members: dict[ObjectKey, list[_Member]] = field(default_factory=dict)
+
+    def add_group(self, group: PodGroupModel) -> None:
+        self.groups[(group.namespace, group.name)] = group
+
+    def add_workload(self, obj: Mapping[str, Any], row: WorkloadKind, namespace: str, label: str) -> None:
+        """Every pod template of ``obj`` that joins a PodGroup (``spec.schedulingGroup.podGroupName``)."""
+        for template in find_pod_templates(obj, row):
+            group = template.pod_group
+            if group is not None:
+                self.members.setdefault((namespace, group), []).append(
+                    _Member(label, id(obj), str(template.spec_path), template.replicas))
+
+    def group_of(self, template: PodTemplateRef, namespace: str) -> PodGroupModel | None:
+        group = template.pod_group
+        return self.groups.get((namespace, group)) if group is not None else None
+
+
+def group_claim_names(review: PodTemplateReview, group: PodGroupModel | None, target: Target) -> frozenset[str]:
+    """The pod's claim entries made once for its PodGroup: equal in name, claim and template to one
+    of the PodGroup's ``resourceClaims`` (``resourceclaim.BindTo``; ``DRAWorkloadResourceClaims`` on)."""
+    if group is None or not group.claims or review.spec is None or not target.enabled("DRAWorkloadResourceClaims"):
+        return frozenset()
+    listed = set(group.claims)
+    return frozenset(e.name for e in review.spec.resource_claims
+                     if GroupClaim(e.name, e.resource_claim_name, e.resource_claim_template_name) in listed)
+
+
+@dataclass(frozen=True)
+class Gang:
+    """The gang a workload's pods belong to: its PodGroup's (``gang.minCount``) or draguard's own
+    (:data:`~app.k8s.GANG_MIN_COUNT_ANNOTATION`), which of the workload's templates are in it, and
+    the group's other pods (other templates, other workloads: counted as if they all ran)."""
+
+    label: str
+    min_count: int | None
+    path: Path | None
+    templates: frozenset[str] = frozenset()
+    """``spec_path`` of the workload's DRA templates in the gang (their pods are counted)."""
+    others: tuple[tuple[str, int], ...] = ()
+    """The group's other pod templates: (label, pods)."""
+    whole: bool = True
+    closed: bool = False
+    problem: str = ""
+
+    def includes(self, t: PodTemplateReview) -> bool:
+        return str(t.template.spec_path) in self.templates
+
+
+def gang_of(obj: Mapping[str, Any], workload: WorkloadReview, label: str, gangs: GangIndex | None,
+            target: Target) -> Gang | None:
+    """The gang of a workload whose pods DRA serves, or None.  A PodGroup with a gang policy (the
+    target serves it, and the run holds it) wins over the annotation: it is what the scheduler does."""
+    ns = workload.namespace
+    dra = {str(t.template.spec_path) for t in workload.templates}
+    if gangs is not None:
+        for t in workload.templates:
+            group = gangs.group_of(t.template, ns)
+            if group is None or group.min_count is None:
+                continue
+            members = gangs.members.get((ns, group.name), [])
+            mine = frozenset(m.spec_path for m in members if m.owner == id(obj) and m.spec_path in dra)
+            rest = [m for m in members if not (m.owner == id(obj) and m.spec_path in mine)]
+            others = tuple((m.label, m.replicas or 0) for m in rest)
+            # a member whose pods are not counted (a DaemonSet's) leaves the group's size unknown
+            return Gang(f'PodGroup "{group.name}"', group.min_count, t.template.spec_path.child("schedulingGroup"),
+                        mine, others, whole=all(m.replicas is not None for m in rest))
+    row = workload.row
+    if workload.is_pod:
+        return None  # one pod is no gang of its own
+    wanted = gang_annotation(obj.get("metadata"))
+    if wanted is None:
+        return None
+    path = Path.root("metadata", "annotations").key(GANG_MIN_COUNT_ANNOTATION)
+    if wanted.min_count is None:
+        return Gang(f"the gang of {label}", None, path, problem=wanted.problem)
+    templates = find_pod_templates(obj, row)
+    if any(t.replicas is None for t in templates):
+        return None  # a DaemonSet or a PodTemplate: no count of pods to hold a gang to
+    others = tuple((f"{label} {t.spec_path}", t.replicas or 0) for t in templates if str(t.spec_path) not in dra)
+    return Gang(f"the gang of {label} ({GANG_MIN_COUNT_ANNOTATION}: {wanted.min_count})", wanted.min_count, path,
+                frozenset(dra), others, closed=True)

@@ -26,6 +26,7 @@ from .usage import CapacityUse, ClassUsage, UsageRow, class_usage, real_devices
 from .versions import sound_for_target
 
 if TYPE_CHECKING:
+    from .gang import GangMember, gang_notes, with_group_claims
     from .joint import SharedClaims, SharingPod
     from .pod import (
         ClassVerdict,
@@ -44,6 +45,7 @@ __getattr__ = lazy_exports(__name__, {
     ".podcheck": ("check_pod", "claims_key", "distinct_infos", "placement_effect"),
     ".replicas": ("count_replicas",),
     ".joint": ("SharedClaims", "SharingPod"),
+    ".gang": ("GangMember", "gang_notes", "with_group_claims"),
     ".reserved": ("reserved_for_full",),
 })
 """The per-pod engine (:mod:`.pod`, :mod:`.podcheck`, :mod:`.replicas`) loads with its first use
@@ -57,6 +59,7 @@ __all__ = [
     "ClassVerdict",
     "ContainerResources",
     "DefaultFill",
+    "GangMember",
     "HeldFigures",
     "PodClaim",
     "PodPlacement",
@@ -74,6 +77,7 @@ __all__ = [
     "class_usage",
     "count_replicas",
     "distinct_infos",
+    "gang_notes",
     "held_figures",
     "holders_phrase",
     "now_not_checked",
@@ -85,4 +89,5 @@ __all__ = [
     "reserved_for_full",
     "sound_for_target",
     "spec_text",
+    "with_group_claims",
 ]

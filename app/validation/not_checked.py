@@ -2,7 +2,8 @@
 
 Why: ``resource.k8s.io/v1alpha3`` ResourcePoolStatusRequest (KEP-5677) and ``scheduling.k8s.io``
 Workload/PodGroup sit beside DRA manifests; calling them an unknown kind would be wrong, and
-validating them fully is a project of its own (gang scheduling is a later issue).  Only what is
+validating them fully is a project of its own (where the target serves Workload/PodGroup, a lint run
+reads the fields gangs need and checks those: :mod:`app.k8s.podgroup`).  Only what is
 certain and cheap is checked: a ResourcePoolStatusRequest's metadata (``ValidateResourcePoolStatusRequest``
 in 1.36–1.38 is exactly ``ValidateObjectMeta``, cluster-scoped, DNS-subdomain name; its spec rules
 are declarative and not mirrored).  Everything else is reported as not checked (skipped).
