@@ -210,6 +210,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     certs = sub.add_parser("certs", help="generate a CA and serving certificate; inject caBundle")
     explain = sub.add_parser("explain", help="why a pod or claim is (not) running: per node class, ever and now")
     capacity = sub.add_parser("capacity", help="what is free where: devices and capacity per class, pool and node")
+    ui = sub.add_parser("ui", help="a local web page of the devices, claims and pending pods (capacity and "
+                                   "explain, live), with a box to check a claim or workload")
     if command == "explain":
         from .commands import add_explain_arguments
 
@@ -220,6 +222,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         add_capacity_arguments(capacity)
         add_target_arguments(capacity)
+    if command == "ui":
+        from .commands import add_ui_arguments
+
+        add_ui_arguments(ui)
+        add_target_arguments(ui)
     if command == "serve":
         from .server import add_serve_arguments
 
@@ -279,6 +286,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands import run_capacity
 
             return run_capacity(args)
+        if args.command == "ui":
+            from .commands import run_ui
+
+            return run_ui(args)
         if args.command == "certs":
             from .certs import run_certs
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ["add_capacity_arguments", "add_explain_arguments", "run_capacity", "run_explain"]
+__all__ = ["add_capacity_arguments", "add_explain_arguments", "add_ui_arguments", "run_capacity", "run_explain",
+           "run_ui"]
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -54,6 +55,16 @@ def add_capacity_arguments(parser: argparse.ArgumentParser) -> None:
                              "from the same file or the cluster) with its pods' tolerations and nodeSelector, or a bare "
                              "ResourceClaim / ResourceClaimTemplate (a pod with nothing else: no tolerations)")
     parser.add_argument("--format", choices=["text", "json", "svg"], default="text")
+
+
+def add_ui_arguments(parser: argparse.ArgumentParser) -> None:
+    from .ui import add_listen_arguments
+
+    parser.add_argument("-n", "--namespace", default=None,
+                        help="your namespace: its claims are named when you may not list every namespace's "
+                             "(default: the context's, else default)")
+    _source_arguments(parser)
+    add_listen_arguments(parser)
 
 
 def _kubeconfig_path(given: str | None) -> str | None:
@@ -327,6 +338,21 @@ def run_explain(args: argparse.Namespace) -> int:
 
 def run_capacity(args: argparse.Namespace) -> int:
     return _run(_capacity, args)
+
+
+def run_ui(args: argparse.Namespace) -> int:
+    """``draguard ui``: the page over the same sources as ``explain`` and ``capacity`` (:mod:`app.ui`)."""
+    from .ui import ClusterSource, FileSource, SourceError, serve_ui
+
+    try:
+        target = _target(args)
+        namespace = _namespace(args)
+        source = (FileSource(args.inventory, namespace=namespace, target=target) if args.inventory
+                  else ClusterSource(_kube_config(args), namespace))
+    except (_Fail, SourceError) as exc:
+        print(f"draguard: ui: {exc}", file=sys.stderr)
+        return exc.code if isinstance(exc, _Fail) else EXIT_USAGE
+    return serve_ui(source, address=args.address, port=args.port, target=target, deadline=args.deadline_seconds)
 
 
 def _run(command: Any, args: argparse.Namespace) -> int:

@@ -35,6 +35,24 @@ def test_a_lint_of_claims_and_slices_imports_no_pod_machinery(tmp_path: Path) ->
     assert _loaded_after(code) == set()
 
 
+def test_a_lint_loads_no_part_of_the_ui(tmp_path: Path) -> None:
+    """``draguard ui`` (its page, FastAPI app and poller) is imported only for ``ui``: a lint of
+    claims and pods never pays for it."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n"
+                   "  resourceClaims:\n  - name: g\n    resourceClaimName: c\n"
+                   "  containers:\n  - name: x\n    image: busybox\n")
+    probe = ("import sys, io, contextlib\nfrom draguard.cli import main\n"
+             f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['lint', {str(pod)!r}, '--format', 'json'])\n"
+             "print(' '.join(sorted(m for m in sys.modules if m == 'draguard.ui' or m.startswith('draguard.ui.'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == []
+    ui = ("import sys\nfrom draguard.cli import build_parser\nbuild_parser('ui')\n"
+          "print('draguard.ui' in sys.modules)")  # the other side: the ui command does load it
+    assert subprocess.run([sys.executable, "-c", ui], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout.strip() == "True"
+
+
 def test_a_lint_of_a_pod_loads_it(tmp_path: Path) -> None:
     """The other side: the first pod pulls in what it needs (nothing is missing on the way)."""
     pod = tmp_path / "pod.yaml"
