@@ -99,7 +99,7 @@ that it is never freed object by object (``review_documents``'s ``retain``); ``N
 
 def _run_lint(args: argparse.Namespace) -> int:
     from .inventory import InputError, load_paths, load_workload_kinds, open_inventory
-    from .k8s import CHECKED_KINDS, INVENTORY_KINDS, UNRENDERED_TEMPLATE, FeatureGateError, parse_target
+    from .k8s import INVENTORY_KINDS, UNRENDERED_TEMPLATE, FeatureGateError, parse_target
     from .report import count_at_least, render
     from .review import ReviewOptions, review_documents
 
@@ -150,11 +150,6 @@ def _run_lint(args: argparse.Namespace) -> int:
 
     inventory = source.snapshot()
     findings = [*decoded.findings, *source.findings()]
-    if args.verbose:
-        for doc in decoded.documents:
-            if doc.kind not in CHECKED_KINDS and doc.kind not in INVENTORY_KINDS:
-                print(f"{doc.source}:{doc.line}: skipped {doc.kind or 'object without kind'} {doc.name}",
-                      file=sys.stderr)
     options = ReviewOptions(
         strict=args.strict,
         deadline_seconds=args.deadline_seconds,
@@ -176,6 +171,12 @@ def _run_lint(args: argparse.Namespace) -> int:
     )
     if context is not None:
         review = _reported_only(review, {d.source for d in decoded.documents} | {f.file for f in decoded.findings})
+    if args.verbose:  # what the review skipped (it decides: a PodGroup is checked where the target serves it)
+        lines = {(d.source, d.kind, d.name): d.line for d in decoded.documents}
+        for ref in review.skipped:
+            if ref.kind not in INVENTORY_KINDS:
+                line = ref.line or lines.get((ref.file, ref.kind, ref.name), 0)
+                print(f"{ref.file}:{line}: skipped {ref.kind or 'object without kind'} {ref.name}", file=sys.stderr)
     sys.stdout.write(render(review, args.format, fail_on=args.fail_on, show_mutations=args.show_mutations,
                             sarif_root=args.sarif_root or os.getcwd()))
     return EXIT_FINDINGS if count_at_least(review.findings, args.fail_on) else EXIT_OK
