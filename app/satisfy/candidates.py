@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..capacity import CapacityFit, evaluate, qualified_capacity_names
@@ -86,6 +87,19 @@ class Candidates:
         self.projection = inventory.profiles.project(self.reads)
         self._verdicts: dict[int, _Verdict] = {}
         self._reachable: list[tuple[Entry, int]] | None = None
+        self._last_entries: tuple[Sequence[DeviceRecord], list[Entry]] | None = None
+
+    def entries_of(self, devices: Sequence[DeviceRecord]) -> list[Entry]:
+        """``entry(d)`` for each of ``devices``, kept for the last device list asked about: a
+        replica replay searches one group once per pod it places, with the same device list
+        (``check._prelude``), and the entries do not depend on what is held.  The list is shared:
+        callers only read it.  One slot, replaced whole."""
+        last = self._last_entries
+        if last is not None and last[0] is devices:
+            return last[1]
+        got = [self.entry(d) for d in devices]
+        self._last_entries = (devices, got)
+        return got
 
     def entry(self, dev: DeviceRecord) -> Entry:
         return Entry(dev, *self._decided(dev))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..capacity import qualified_capacity_names
 from ..inventory import DeviceRecord, Inventory, NodeGroup
@@ -72,6 +73,11 @@ class Problem:
         self._interned: dict[object, int] = {}
         self._class_keys: list[object] | None = None
         self.cache_key = ("groupkeys", tuple(candidates_key(c.alt) for c in self.unique), self.attrs)
+        self.last_group: tuple[NodeGroup, _GroupPrelude] | None = None
+        """What :func:`_search_on` derives of the last group it searched, whatever is held: a
+        replay searches one group again and again (one search per pod placed), and the devices,
+        their error scan, the quick no and the profile keys do not change between those searches.
+        One slot, replaced whole (a reader sees the old pair or the new, never half)."""
 
     def constraints(self) -> list[ConstraintState]:
         """Fresh constraint states of every claim (each tagged with its claim)."""
@@ -212,19 +218,42 @@ def _pool_orders(devices: list[DeviceRecord], limit: int) -> tuple[list[list[Dev
     return orders, True
 
 
-def _search_on(claim: Problem, group: NodeGroup, budget: Budget | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
-    """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
+@dataclass(frozen=True, slots=True)
+class _GroupPrelude:
+    """What a search of one group needs before it starts, the same whatever is held."""
+
+    devices: list[DeviceRecord]
+    quick: str | None
+    keys: dict[int, int] | None
+    """Profile keys for the pruned search; None where every order must be searched (a device
+    whose selectors error, or distinct constraints without set semantics)."""
+
+
+def _prelude(claim: Problem, group: NodeGroup) -> _GroupPrelude:
+    last = claim.last_group
+    if last is not None and last[0] is group:
+        return last[1]
     inventory = claim.inventory
     devices = [inventory.devices[i] for i in group.devices]
     has_error = any(c.status(d) is Status.ERROR for c in claim.unique for d in devices)
     quick = None if has_error else _quick_unsat(claim, devices)
+    faithful = has_error or not claim.exact_distinct
+    keys = None if faithful or quick is not None else {d.index: claim.profile_key(d) for d in devices}
+    got = _GroupPrelude(devices, quick, keys)
+    claim.last_group = (group, got)
+    return got
+
+
+def _search_on(claim: Problem, group: NodeGroup, budget: Budget | None, held: Held = NOTHING_HELD) -> tuple[Outcome, bool]:
+    """The group's outcome, and whether an ``error`` outcome is certain (every order errors)."""
+    inventory = claim.inventory
+    pre = _prelude(claim, group)
+    devices, quick = pre.devices, pre.quick
     if quick is not None:
         return Outcome(OutcomeKind.UNSAT, detail=quick, depth=0), True
-    faithful = has_error or not claim.exact_distinct
-    if not faithful:
-        keys = {d.index: claim.profile_key(d) for d in devices}
+    if pre.keys is not None:
         out = search_group(inventory, claim.plans, claim.cands, devices, claim.constraints(), budget=budget, prune=True,
-                           keys=keys, held=held)
+                           keys=pre.keys, held=held)
         return out, True
     orders, complete = _pool_orders(devices, _MAX_POOL_ORDERS)
     outcomes: list[Outcome] = []

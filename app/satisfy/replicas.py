@@ -149,15 +149,25 @@ def _sequential(real: list[Candidate], start: Held, replicas: int, budget: Budge
     groups reach are taken once for the whole placement.  Per group how many pods it took, and
     whether every replay stopped decided; None when the budget cut it short."""
     held, per_group, decided, total = start, [], True, 0
+    full: dict[object, OutcomeKind] = {}  # classes that placed nothing from the current ``held``
     for cand in real:
         if total >= replicas:
             break
+        key = (id(cand.problem), cand.problem.class_keys()[cand.position])
+        if key in full:  # an alike class, untouched, from the same held devices: the same answer
+            per_group.append(0)
+            decided = decided and full[key] in _DECIDED
+            continue
         n, stop, held = _greedy_held(cand, held, replicas - total, budget)
         if stop is OutcomeKind.DEADLINE:
             return None
         decided = decided and stop in _DECIDED
         per_group.append(n)
         total += n
+        if n:
+            full.clear()  # what is held changed: earlier answers no longer hold
+        else:
+            full[key] = stop
     return per_group, decided
 
 

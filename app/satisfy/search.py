@@ -167,8 +167,7 @@ class _Search:
     def entries(self, alt: Alternative) -> list[Entry]:
         got = self._lists.get(alt.key)
         if got is None:
-            cand = self.cands[alt.key]
-            got = [cand.entry(d) for d in self.devices]
+            got = self.cands[alt.key].entries_of(self.devices)
             self._lists[alt.key] = got
         return got
 
