@@ -1,7 +1,9 @@
 """``draguard ui``: a local web page that shows the devices — capacity per class, pool and node,
 which claim got which device, why pending pods and claims wait, the audit's findings — and a box
 to paste a claim or workload into.  The figures are the commands' own (``capacity``,
-``explain``, ``lint``, ``capacity --fit``); the page only draws them.
+``explain``, ``lint``, ``capacity --fit``); the page only draws them.  The picture comes from
+files read once, or from the cluster followed by list+watch with the user's own credentials
+(:mod:`.follow`, :class:`ClusterSource`).
 
 An adapter at the top, like :mod:`app.server`: only ``draguard ui`` imports it, so a lint never
 loads FastAPI, uvicorn or the page (tests/test_lazy.py).

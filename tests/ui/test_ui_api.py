@@ -304,51 +304,11 @@ def test_ui_fails_at_once_on_a_cluster_it_cannot_reach(tmp_path: Path, capsys: p
     assert "cannot reach the API server" in capsys.readouterr().err
 
 
-def test_a_failed_re_read_keeps_the_last_picture_and_says_it_is_stale(files: list[str],
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cluster going away mid-session: the page keeps what it showed, marked stale (one note,
-    however many reads fail), and never goes blank."""
-    import threading
-
-    from draguard.ui import ClusterSource, SourceError
-
-    first = FileSource(files).current()
-    reads = iter([first])
-
-    def read(self: ClusterSource) -> Reading:
-        got = next(reads, None)
-        if got is None:
-            raise SourceError("cannot reach the API server: ConnectError")
-        return got
-
-    monkeypatch.setattr(ClusterSource, "_read", read)
-    source = ClusterSource(object(), "team-a", poll_seconds=0.01)
-    seen: list[Reading] = []
-    done = threading.Event()
-
-    def changed(reading: Reading) -> None:
-        seen.append(reading)
-        if len(seen) >= 3:
-            done.set()
-
-    source.start(changed)
-    try:
-        assert done.wait(10)
-    finally:
-        source.stop()
-    last = seen[-1]
-    assert last.inventory is first.inventory
-    assert [g for g in last.gaps if g.startswith("stale:")] == [
-        "stale: the last read failed: cannot reach the API server: ConnectError"]
-    state = UiState(first, target=DEFAULT_TARGET, deadline=20.0)
-    state.update(last)
-    assert state.view.summary()["gaps"][-1].startswith("stale:")
-
-
 def test_a_re_read_that_changed_nothing_searches_nothing(files: list[str], tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cluster is re-read every 1.5 s; the explanations (two searches each) are made again
-    only when something they read changed — and then they are."""
+    """A new picture (an event of a resource the explanations do not read, a watch back after an
+    outage) rebuilds the view; the explanations (two searches each) are made again only when
+    something they read changed — and then they are."""
     import draguard.ui.view as view
 
     calls: list[str] = []

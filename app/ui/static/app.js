@@ -1,10 +1,14 @@
-// draguard ui: draws the panels the server computes (/api/<panel>), follows the cluster by polling
-// /api/summary (its generation moves when a panel changed), and sends the paste box to /api/check.
+// draguard ui: draws the panels the server computes (/api/<panel>), and sends the paste box to
+// /api/check.  The server follows the cluster by watch; the page asks it twice a second whether a
+// panel changed (/api/summary: a read of the server's memory, never a request to the cluster; its
+// generation moves when a panel changed) and fetches the panels only then.  A poll rather than
+// server-sent events: it costs nothing, it also notices the ui server itself going away, and no
+// open stream holds the server's shutdown.
 // Every text from the cluster goes through textContent: a name is never markup.
 "use strict";
 
 const PANELS = ["capacity", "devices", "claims", "pending", "findings"];
-const POLL_MS = 1000;
+const POLL_MS = 500;
 let shown = -1;
 
 function el(tag, attrs, ...children) {
@@ -244,6 +248,7 @@ async function check() {
 
 document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("check-button").addEventListener("click", check);
-  refresh();
-  setInterval(refresh, POLL_MS);
+  // one refresh at a time: the next is asked for once this one is drawn (or failed)
+  const loop = () => refresh().catch(() => {}).finally(() => setTimeout(loop, POLL_MS));
+  loop();
 });
