@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..k8s import AllocationResult, Quantity, ResourceClaimSpec
 
@@ -84,6 +85,11 @@ class ClusterState:
     known: bool = False
     """True when a source of claims and templates was given and has been read completely."""
     allocations: Allocations = field(default_factory=Allocations)
+    sharing_pods: tuple[Mapping[str, Any], ...] = ()
+    """For one admission review only: the pods of the request's namespace that already use a claim
+    the reviewed object names while the picture holds it unallocated (``app.server.sharing``
+    lists them); the pipeline warns when one of them and the reviewed pod cannot share a node.
+    Empty everywhere else."""
 
 
 EMPTY_CLUSTER = ClusterState()

@@ -77,7 +77,7 @@ from . import rechecks
 from .mutate import default_fill_patch
 
 if TYPE_CHECKING:
-    from ..satisfy import PodRequest, PodVerdict, ReplicaCount, SharedClaims
+    from ..satisfy import PodRequest, PodVerdict, ReplicaCount, SharedClaims, SharingPod
     from .workloads import ClaimIndex, Gang, GangIndex, KnownClaim, PodTemplateReview, WorkloadReview
 # The pod and workload half of this module imports :mod:`.workloads` and the pod engine where
 # it first needs them: a lint of claims alone never loads them (app/lazy.py says why).
@@ -700,11 +700,12 @@ def _workload_review(
     options: ReviewOptions,
     index: ClaimIndex,
     extended: frozenset[str],
-    sharing: _LintSharing | None = None,
+    sharing: _LintSharing | _AdmissionSharing | None = None,
     gangs: GangIndex | None = None,
 ) -> ObjectReview | None:
     """The review of a Pod or workload that uses DRA; None when it uses none (skipped, as before).
-    ``sharing``: the lint run's pods so far, in file order (None at the webhook)."""
+    ``sharing``: the lint run's pods so far, in file order; at the webhook, the namespace's pods
+    that already use a claim the object names (None: none known)."""
     from .workloads import read_workload
 
     ref = _ref(doc)
@@ -746,7 +747,7 @@ def _workload_satisfiability(
     inventory: Inventory | None,
     inventory_problem: str | None,
     options: ReviewOptions,
-    sharing: _LintSharing | None = None,
+    sharing: _LintSharing | _AdmissionSharing | None = None,
     gangs: GangIndex | None = None,
 ) -> list[Finding]:
     """Per pod and per workload: can its pods ever run, and how many at once (the engine's answer).
@@ -758,7 +759,9 @@ def _workload_satisfiability(
     replica count is made.
 
     Pods that share a claim (``resourceClaimName``): in a lint run (``sharing``) a pod the claim's
-    first user shuts out is told so (:mod:`app.satisfy.joint`); a workload of more replicas than a
+    first user shuts out is told so (:mod:`app.satisfy.joint`), and at the webhook a pod that may
+    wait for another pod of the namespace that uses the same unallocated claim is warned
+    (:class:`_AdmissionSharing`); a workload of more replicas than a
     claim's ``reservedFor`` holds gets the count capped; a pending Pod whose claim is reserved for
     256 pods already is warned (:mod:`app.satisfy.reserved`).
 
@@ -1047,6 +1050,61 @@ class _LintSharing:
         return not t.unresolved and not t.unknown
 
 
+# ---------------------------------------------------------------------------- pods that share claims (admission)
+@dataclass
+class _AdmissionSharing:
+    """At the webhook (issue #37 item 1, live): the pods of the review's namespace that already use
+    a claim the reviewed object names while the claim is unallocated — the snapshot's cluster carries
+    them as ``sharing_pods`` when the server listed them (:mod:`app.server.sharing`; nothing else
+    sets it, so lint, the audit and a static inventory never get here).  Which of them the
+    scheduler places first is not known, so a pod whose nodes and another's share no node the
+    claim's devices reach is told "one of these pods may wait" — a warning, never a denial."""
+
+    tracker: SharedClaims
+    others: list[SharingPod]
+
+    @classmethod
+    def start(cls, inventory: Inventory | None, options: ReviewOptions, index: ClaimIndex, extended: frozenset[str],
+              namespace: str) -> _AdmissionSharing | None:
+        from ..satisfy import SharedClaims, SharingPod
+        from .workloads import pod_request, read_workload
+
+        pods = inventory.cluster.sharing_pods if inventory is not None else ()
+        if inventory is None or not pods:
+            return None
+        others: list[SharingPod] = []
+        for pod in pods:
+            if not isinstance(pod, Mapping):
+                continue
+            name = _str((pod.get("metadata") or {}).get("name"))
+            read = read_workload(pod, "v1", "Pod", namespace, extra_kinds=(), extended=extended, index=index)
+            if read is None or len(read.templates) != 1 or not read.templates[0].valid:
+                continue
+            request = pod_request(read.templates[0])
+            if request is not None:
+                others.append(SharingPod(f'Pod "{name}"', request))
+        return cls(SharedClaims(inventory, target=options.target), others) if others else None
+
+    def observe(self, doc: Document, ref: ObjectRef, workload: WorkloadReview, t: PodTemplateReview,
+                request: PodRequest, verdict: PodVerdict, budget: Budget | None) -> list[Note]:
+        """The warnings for one pod template of the reviewed object (only one that fits alone)."""
+        from ..satisfy import SharingPod
+
+        if verdict.satisfiable is not True or t.unresolved or t.unknown:
+            return []
+        pod = SharingPod(f'{ref.kind} "{ref.name}"', request)
+        notes: list[Note] = []
+        for claim in request.claims:
+            if not (claim.shared and claim.allocation is None and claim.key):
+                continue
+            for other in self.others:
+                if any(c.key == claim.key for c in other.request.claims):
+                    note = self.tracker.versus(other, pod, claim, budget=budget)
+                    if note is not None:
+                        notes.append(note)
+        return notes
+
+
 def _daemonset_has_eligible(verdict: PodVerdict) -> bool:
     """Whether some node class is one the DaemonSet controller makes a pod for (its pod's own
     filters — nodeSelector, affinity, taints with the controller's tolerations — let it there)."""
@@ -1202,7 +1260,8 @@ def _admit_workload(
     index = _files_index((), inventory, lint=False)
     extended = extended_resource_names(inventory.classes.values()) if inventory is not None else frozenset()
     try:
-        review = _workload_review(doc, inventory, inventory_problem, opts, index, extended)
+        sharing = _AdmissionSharing.start(inventory, opts, index, extended, ref.namespace or "default")
+        review = _workload_review(doc, inventory, inventory_problem, opts, index, extended, sharing)
     except BudgetExceeded as exc:
         review = ObjectReview(ref=ref)
         review.findings.append(

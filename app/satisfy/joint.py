@@ -93,6 +93,8 @@ class SharedClaims:
         self._claims: dict[str, _Pinned] = {}
         self._groups_of: dict[int, list[int]] | None = None
         self._group_of_node: dict[str, int] | None = None
+        self._versus: dict[tuple[int, str], tuple[SharingPod, _Pinned]] = {}
+        self._fulls: dict[int, tuple[PodRequest, PodVerdict | None]] = {}
 
     def observe(self, pod: SharingPod, verdict: PodVerdict, *, budget: Budget | None = None) -> list[Note]:
         """Record ``pod`` (it may pin claims for later pods) and say what the pods before it mean for
@@ -101,6 +103,7 @@ class SharedClaims:
         What the pod is told first: a pod another claim shuts out never runs, so it pins nothing;
         one that may wait for another claim is not certain to be placed first."""
         self._budget = budget
+        self._fulls.clear()  # kept for one pod at a time: a lint run of many pods holds no more
         notes: list[Note] = []
         fresh: list[PodClaim] = []
         for claim in _unallocated_shared(pod.request):
@@ -126,18 +129,39 @@ class SharedClaims:
             self._claims[claim.key] = _Pinned(pod if placed is True and pod.complete else None, claim)
         return notes
 
+    def versus(self, other: SharingPod, pod: SharingPod, claim: PodClaim, *, budget: Budget | None = None) -> Note | None:
+        """What ``other`` — a pod that already uses the unallocated ``claim`` (live: the webhook's
+        namespace), whose place in the scheduler's queue is not known — means for ``pod`` (whose own
+        verdict, every device free, is that it fits): a warning when one of the two may wait for
+        the other, else None.  Never a denial: neither is known to be placed first."""
+        self._budget = budget
+        key = (id(other), claim.key)
+        kept = self._versus.get(key)
+        if kept is None or kept[0] is not other:
+            kept = self._versus[key] = (other, _Pinned(dataclasses.replace(other, pins=False), claim))
+        try:
+            return self._against(kept[1], pod, claim)
+        except BudgetExceeded:
+            return None
+
     # ------------------------------------------------------------------ the check
     def _full(self, request: PodRequest) -> PodVerdict | None:
-        """Every node class decided (not only the first that fits); None when that is not had."""
+        """Every node class decided (not only the first that fits); None when that is not had.
+        Kept per request object (a pod compared with several others is checked once)."""
         from .podcheck import check_pod  # the pod engine loads with the first pod (app/lazy.py)
 
+        kept = self._fulls.get(id(request))
+        if kept is not None and kept[0] is request:
+            return kept[1]
         try:
             got = check_pod(request, self.inventory, budget=self._budget, target=self.target, every_class=True)
         except BudgetExceeded:
-            return None
-        if got.satisfiable is not True or any(n.fail_open for n in got.notes):
-            return None
-        return got
+            return None  # not kept: with more time it may be had
+        if any(n.fail_open for n in got.notes):
+            return None  # not kept either
+        kept_verdict = got if got.satisfiable is True else None
+        self._fulls[id(request)] = (request, kept_verdict)
+        return kept_verdict
 
     def _against(self, state: _Pinned, later: SharingPod, claim: PodClaim) -> Note | None:
         first = state.pod
@@ -171,15 +195,19 @@ class SharedClaims:
                         f"none of the nodes {later.label} may use ({later_text}); a claim stays allocated where it is "
                         f"for as long as a pod holds it (it is released only when {first.label} is gone)", claim.path, Severity.ERROR,
                         details={"claim": claim.key, "pinnedBy": first.label})
+        name = claim.key.partition("/")[2]
         if len(shut) == len(first_nodes):
             why = (f"the two may use no common node the claim's devices reach ({first_text} / {later_text}), so "
                    "whichever the scheduler places first pins the claim where the other cannot run")
+            brief = f'one of these pods may wait: {first.label} also uses claim "{name}" and no node suits both'
         else:
             why = (f"if {first.label} is placed on {_nodes(shut)}, the claim's devices reach none of the nodes "
                    f"{later.label} may use ({later_text})")
+            brief = f'one of these pods may wait: {first.label} also uses claim "{name}" and may pin it out of reach'
+        # brief: an AdmissionReview warning is cut at 120 characters; the claim and the other pod come first
         return Note(Reason.SATISFIABILITY_UNKNOWN,
                     f"one of these pods may wait: {what} is shared by {first.label} and {later.label}; {why}",
-                    claim.path, Severity.WARNING, details={"claim": claim.key, "sharedWith": first.label})
+                    claim.path, Severity.WARNING, details={"claim": claim.key, "sharedWith": first.label}, brief=brief)
 
     def _fits_now(self, state: _Pinned) -> bool:
         """Whether the pinning pod can be placed at once with what the cluster holds: a pod that

@@ -25,6 +25,10 @@ nothing of another namespace can reach an answer.  A GET that fails (``403`` wit
 grant, a timeout, an API server away) leaves the answer as it was: the ``ReferenceNotFound``
 warning — never a denial.  An answer that used a GET is never remembered by the answer memo
 (``answers.py``): it depends on what the API server said just now, not on the snapshot.
+
+The same review also asks for the pods of its namespace that already use a claim the object names
+and the picture holds unallocated (issue #37: one of them may wait for the other;
+:mod:`app.server.sharing` says how that LIST is bounded).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from ..k8s import (
     find_pod_templates,
     workload_kind_for,
 )
+from .sharing import PodLister, sharing_pods, with_sharing_pods
 
 __all__ = [
     "ABSENT_SECONDS",
@@ -158,6 +163,17 @@ class ReferenceLookup:
         self._inflight: dict[tuple[str, str, str], threading.Event] = {}
         self.gets = 0
         self.hits = 0
+        self._pods: PodLister | None = None
+
+    @property
+    def pods(self) -> PodLister:
+        """The LIST of a namespace's pods that share a claim with the reviewed object (``sharing.py``),
+        on the same client."""
+        if self._pods is None:
+            with self._lock:
+                if self._pods is None:
+                    self._pods = PodLister(self._http)
+        return self._pods
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -334,7 +350,8 @@ class Resolved:
 
     snapshot: Inventory | None
     asked: int = 0
-    """References the API server was asked about (from the cache or not): the answer is not the snapshot's alone."""
+    """References the API server was asked about (from the cache or not), plus 1 when the pods that
+    share a claim with the object were (``sharing.py``): the answer is not the snapshot's alone."""
     found: int = 0
 
 
@@ -437,6 +454,27 @@ def resolve_references(
             claims[key] = fetched.claim
         elif which == "template":
             templates[key] = fetched.spec
-    if not (claims or templates):
-        return Resolved(snapshot, asked)
-    return Resolved(with_found(snapshot, claims, templates), asked, len(claims) + len(templates))
+    out = with_found(snapshot, claims, templates) if claims or templates else snapshot
+    shared, out = _with_sharing_pods(lookup, out, namespace, obj, kind, api_version,
+                                     [name for which, name in refs if which == "claim"])
+    return Resolved(out, asked + shared, len(claims) + len(templates))
+
+
+def _with_sharing_pods(lookup: ReferenceLookup, snapshot: Inventory, namespace: str, obj: Mapping[str, Any], kind: str,
+                       api_version: str, named: Sequence[str]) -> tuple[int, Inventory]:
+    """``snapshot`` with the pods of ``namespace`` that already use a claim the object names and the
+    picture holds unallocated (``sharing.py``), and 1 when they were asked for — even when the LIST
+    could not be made: the answer is then not to be remembered either, or an equal pod reviewed a
+    moment later would get it without the question."""
+    held = snapshot.cluster.claims
+    unallocated = frozenset(name for name in named
+                            if (claim := held.get((namespace, name))) is not None and claim.allocation is None)
+    if not unallocated:
+        return 0, snapshot
+    listed = lookup.pods.pods(namespace, seconds=_budget_left())
+    if listed.state != "listed":
+        return 1, snapshot
+    meta = obj.get("metadata")
+    own = meta.get("name") if isinstance(meta, Mapping) and kind == "Pod" and api_version == "v1" else None
+    pods = sharing_pods(listed.pods, unallocated, exclude=own if isinstance(own, str) else "")
+    return 1, (with_sharing_pods(snapshot, pods) if pods else snapshot)

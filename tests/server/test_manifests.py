@@ -155,6 +155,8 @@ def test_rbac_covers_exactly_what_the_watcher_lists_and_the_reference_lookup_get
             needed.add((group, res.name, verb))
     # the webhook GETs one claim or template a pod names that the watch has not delivered yet
     needed |= {("resource.k8s.io", plural, "get") for plural in PLURALS.values()}
+    # and LISTs the pods of the review's namespace that share a claim with the reviewed pod (sharing.py)
+    needed.add(("", "pods", "list"))
     assert granted == needed  # nothing more
     assert urls == {("/version", "get"), ("/metrics", "get")}  # read by app/inventory/clusterversion.py
     binding = one(docs, "ClusterRoleBinding")
