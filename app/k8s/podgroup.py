@@ -25,7 +25,7 @@ that PodGroup.  No I/O here; :mod:`app.review` collects the objects of a run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,16 +174,17 @@ def _optional_name(entry: Mapping[str, Any], key: str, path: Path, errors: list[
     return value
 
 
-def _claims(raw: Any, path: Path, errors: list[FieldError]) -> tuple[GroupClaim, ...]:
-    """``resourceClaims``: at most 4, unique names, each exactly one of a claim and a template."""
+def _named_entries(raw: Any, path: Path, errors: list[FieldError], limit: int) -> Iterator[tuple[Path, Mapping[str, Any], str]]:
+    """The entries of a list of named objects (``listType=map`` keyed by ``name``): at most
+    ``limit``, each an object with a non-empty, unique ``name`` — what fails is a field error and
+    is skipped; the rest are yielded with their path and name."""
     if raw is None:
-        return ()
+        return
     if not isinstance(raw, list):
         errors.append(type_invalid(path, raw, "expected a list"))
-        return ()
-    if len(raw) > MAX_POD_GROUP_RESOURCE_CLAIMS:
-        errors.append(too_many(path, len(raw), MAX_POD_GROUP_RESOURCE_CLAIMS))
-    out: list[GroupClaim] = []
+        return
+    if len(raw) > limit:
+        errors.append(too_many(path, len(raw), limit))
     seen: set[str] = set()
     for i, item in enumerate(raw):
         where = path.index(i)
@@ -199,6 +200,13 @@ def _claims(raw: Any, path: Path, errors: list[FieldError]) -> tuple[GroupClaim,
             errors.append(duplicate(where.child("name"), name))
             continue
         seen.add(name)
+        yield where, entry, name
+
+
+def _claims(raw: Any, path: Path, errors: list[FieldError]) -> tuple[GroupClaim, ...]:
+    """``resourceClaims``: at most 4, unique names, each exactly one of a claim and a template."""
+    out: list[GroupClaim] = []
+    for where, entry, name in _named_entries(raw, path, errors, MAX_POD_GROUP_RESOURCE_CLAIMS):
         by_claim = _optional_name(entry, "resourceClaimName", where, errors)
         by_template = _optional_name(entry, "resourceClaimTemplateName", where, errors)
         if (by_claim is None) == (by_template is None):
@@ -253,28 +261,10 @@ def read_workload_object(obj: Mapping[str, Any], namespace: str) -> tuple[Worklo
         errors.append(invalid(Path.root("spec"), "{podGroupTemplates, compositePodGroupTemplates}",
                               "must specify exactly one of: `podGroupTemplates`, `compositePodGroupTemplates`"))
     templates: list[PodGroupTemplateModel] = []
-    if raw is not None and not isinstance(raw, list):
-        errors.append(type_invalid(path, raw, "expected a list"))
-    elif isinstance(raw, list):
-        if len(raw) > WORKLOAD_MAX_POD_GROUP_TEMPLATES:
-            errors.append(too_many(path, len(raw), WORKLOAD_MAX_POD_GROUP_TEMPLATES))
-        seen: set[str] = set()
-        for i, item in enumerate(raw):
-            where = path.index(i)
-            entry = _mapping(item, where, errors, needed=True)
-            if entry is None:
-                continue
-            name = entry.get("name")
-            if not isinstance(name, str) or not name:
-                errors.append(required(where.child("name")))
-                continue
-            if name in seen:
-                errors.append(duplicate(where.child("name"), name))
-                continue
-            seen.add(name)
-            min_count = _policy(entry.get("schedulingPolicy"), where.child("schedulingPolicy"), errors)
-            claims = _claims(entry.get("resourceClaims"), where.child("resourceClaims"), errors)
-            templates.append(PodGroupTemplateModel(name, min_count, claims))
+    for where, entry, name in _named_entries(raw, path, errors, WORKLOAD_MAX_POD_GROUP_TEMPLATES):
+        min_count = _policy(entry.get("schedulingPolicy"), where.child("schedulingPolicy"), errors)
+        claims = _claims(entry.get("resourceClaims"), where.child("resourceClaims"), errors)
+        templates.append(PodGroupTemplateModel(name, min_count, claims))
     if errors:
         return None, errors
     return WorkloadModel(namespace, _meta_name(obj), tuple(templates)), []
