@@ -79,6 +79,8 @@ class Listed:
 
 @dataclass
 class _Flight:
+    """One LIST in progress: the reviews that arrive meanwhile wait on ``done`` and share ``result``."""
+
     done: threading.Event
     result: Listed | None = None
 

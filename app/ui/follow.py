@@ -131,6 +131,9 @@ class _Refused(DraguardError):
 
 @dataclass
 class _Stream:
+    """What the page knows of one followed resource: its objects, the resourceVersion to watch from,
+    which of its paths answered, and what was refused."""
+
     spec: Followed
     objects: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """key → (resourceVersion, value as kept)."""
