@@ -13,6 +13,7 @@ Bounds are asserted with margin for a loaded 2-core machine; every wait polls.
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -25,6 +26,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `fakeapi` and `kube.helpers`
 
 from draguard.certs import generate_bundle, write_bundle
+from draguard.inventory.build import InventoryBuilder
 from draguard.inventory.kube import DEVICE_RESOURCES, KubeInventory
 from draguard.inventory.kubeconfig import load_kube_config
 from fakeapi import FakeCluster, serve_fake_api
@@ -273,3 +275,92 @@ def test_a_silent_watch_whose_api_server_is_gone_goes_stale(
     assert "the resourceslices watch failed" in problem, problem
     cluster.available = True
     wait_for(lambda: inv.problem() is None, timeout=10, what="current again")
+
+
+# ------------------------------------------------------------------ back after an outage: fresh only once published
+def test_after_an_outage_the_picture_stays_stale_until_what_the_api_server_says_now_is_published(
+    api: tuple[FakeCluster, Path], loop_thread: LoopThread
+) -> None:
+    """The chaos harness's F1L: a slice is deleted (through another API server) while draguard's
+    is down for longer than the bound.  When it returns, reopening a watch is no proof that the
+    picture is current — a restarted API server answers the old resume point with a ``410`` only
+    after accepting the watch, and even replayed events reach answers only with the next publish.
+    Before the fix the opened watch ended the staleness at once, and for the debounce plus a build
+    answers were made, with no warning, from the picture that still held the deleted slice (one
+    unsatisfiable claim admitted silently in the harness).  Now: at every moment after the
+    return, either the picture is stale or the deletion is in it; the stale stream relists."""
+    cluster, kubeconfig = api
+    seed(cluster)
+    builder = InventoryBuilder()
+    slow = threading.Event()
+
+    def build(objects: Any) -> Any:
+        if slow.is_set():
+            time.sleep(0.6)  # a loaded machine's build: widens the window the bug left open
+        return builder.build(objects)
+
+    inv = start(kubeconfig, loop_thread, resources=DEVICE_RESOURCES, stale_after=0.5, build=build,
+                backoff_initial=0.02, backoff_max=0.1)
+    wait_for(lambda: all_connected(inv), what="every watch open")
+    relists = inv.relists
+    cluster.go_down()
+    cluster.delete("resourceslices", "node-2-gpu")  # through another API server, unseen by draguard
+    wait_for(lambda: inv.stale() is not None, timeout=0.5 + MARGIN, what="stale")
+    slow.set()
+    lists = len(cluster.list_requests("resourceslices"))
+    cluster.come_back()
+    silent_wrong: list[float] = []
+    back = time.monotonic()
+    while time.monotonic() - back < 8.0:
+        problem, count = inv.problem(), devices(inv)
+        if problem is None and count != 2:
+            silent_wrong.append(round(time.monotonic() - back, 3))
+        if problem is None and count == 2 and all_connected(inv):
+            break
+        time.sleep(0.005)
+    assert not silent_wrong, f"fresh-looking picture with the deleted slice at {silent_wrong[:5]} s"
+    assert inv.problem() is None and devices(inv) == 2, (inv.problem(), devices(inv))
+    assert inv.relists > relists  # the stale streams listed again rather than resumed
+    # once: the watch from that list is kept while its result is being published (no list storm)
+    assert len(cluster.list_requests("resourceslices")) - lists <= 2, len(cluster.list_requests("resourceslices")) - lists
+
+
+def test_a_short_failure_resumes_its_watch_without_a_relist(
+    api: tuple[FakeCluster, Path], loop_thread: LoopThread
+) -> None:
+    """The counterpart: a failure healed within the bound (a dropped connection) resumes from the
+    last version — no relist, never stale — and what changed meanwhile arrives."""
+    cluster, kubeconfig = api
+    seed(cluster)
+    inv = start(kubeconfig, loop_thread, resources=DEVICE_RESOURCES, stale_after=5.0,
+                backoff_initial=0.02, backoff_max=0.1)
+    wait_for(lambda: all_connected(inv), what="every watch open")
+    cluster.fault("resourceslices", "drop")
+    cluster.delete("resourceslices", "node-2-gpu")
+    wait_for(lambda: devices(inv) == 2, what="deletion published")
+    wait_for(lambda: len(cluster.watch_requests("resourceslices")) >= 2, what="watch made again")
+    assert inv.relists == 0 and inv.problem() is None
+
+
+def test_a_silent_watch_cut_is_news_and_a_failure_to_make_it_again_a_warning(
+    api: tuple[FakeCluster, Path], loop_thread: LoopThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The watch cache sends no bookmark to the watch of a kind nothing changed since the list
+    (measured on 1.36.2: quiet DeviceTaintRules and template watches cut every 75 s), so a silent
+    cut that is made again at once is logged as news, not as a warning (it was one every 75 s per
+    quiet kind); when making it again fails, that is the warning."""
+    cluster, kubeconfig = api
+    seed(cluster)
+    caplog.set_level(logging.DEBUG, logger="draguard.inventory")
+    inv = start(kubeconfig, loop_thread, resources=DEVICE_RESOURCES, silent_after=0.5, stale_after=5.0,
+                backoff_initial=0.02, backoff_max=0.1)
+    wait_for(lambda: all(len(cluster.watch_requests(n)) >= 3 for n in DEVICE_NAMES), what="watches made again")
+
+    def restarts(level: int) -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.levelno == level and "watch restart" in r.getMessage()]
+
+    assert restarts(logging.INFO) and not restarts(logging.WARNING), restarts(logging.WARNING)
+    assert inv.problem() is None
+    cluster.available = False  # the open watches go silent and cannot be made again
+    wait_for(lambda: restarts(logging.WARNING), timeout=0.5 + MARGIN + 5, what="a warning")
+    assert any("503" in m for m in restarts(logging.WARNING)), restarts(logging.WARNING)
