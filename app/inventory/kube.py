@@ -432,7 +432,9 @@ class KubeInventory:
     def last_sync_age(self) -> float | None:
         """Seconds since the least recently confirmed device resource was confirmed (list, watch
         opened, event, bookmark): what ``draguard_inventory_age_seconds`` shows.  A healthy quiet
-        watch is confirmed by a bookmark about every minute, so this stays under ~60 s; claims and
+        watch is confirmed by a bookmark about every minute, or (a kind nothing changed, which the
+        watch cache does not bookmark) cut and made again after :data:`WATCH_SILENT_SECONDS`, so
+        this stays at most ~75 s; claims and
         templates (optional), and an optional device resource that is absent or not listed, are left out.  None until every device resource was listed."""
         contacts = [s.last_contact for s in self._streams.values() if s.counts]
         if not contacts or any(c is None for c in contacts):
