@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from draguard.certs import generate_bundle, write_bundle  # noqa: E402
 from fakeapi import FakeCluster, serve_fake_api  # noqa: E402
+from kube.helpers import wait_for, write_kubeconfig  # noqa: E402
 
 RESOURCE = {"DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "Node": "nodes"}
 NS = "chaos"
@@ -207,20 +208,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"churn_memory: timed out waiting for {what}")
-        time.sleep(0.2)
-
-
 def allocator(pid: int, stats_dir: Path) -> str:
     """The server's allocator figures now, as one line: where its RSS is (see the hook)."""
     path = stats_dir / "stats.json"
     path.unlink(missing_ok=True)
     os.kill(pid, signal.SIGUSR2)
-    _wait(path.exists, 60, "allocator figures")
+    wait_for(path.exists, 60, "allocator figures")
     got = json.loads(path.read_text())
     mib = 2**20
     parts = []
@@ -242,7 +235,7 @@ def allocator(pid: int, stats_dir: Path) -> str:
 def take_snapshot(pid: int, trace_dir: Path, n: int) -> tracemalloc.Snapshot:
     path = trace_dir / f"snap-{n:04d}"
     os.kill(pid, signal.SIGUSR1)
-    _wait(path.exists, 300, f"snapshot {path.name}")
+    wait_for(path.exists, 300, f"snapshot {path.name}")
     snap = tracemalloc.Snapshot.load(str(path))
     path.unlink()
     return snap.filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
@@ -300,13 +293,7 @@ def run(args: argparse.Namespace) -> None:
         env["CHURN_TRACE_DIR"] = str(trace_dir)
         env["CHURN_TRACE_FRAMES"] = str(args.frames)
     with serve_fake_api(cluster, cert=api_tls["cert"], key=api_tls["key"]) as api:
-        kubeconfig = work / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump({
-            "current-context": "c",
-            "clusters": [{"name": "k", "cluster": {"server": api.url, "certificate-authority": str(api_tls["ca"])}}],
-            "users": [{"name": "u", "user": {"token": "churn-token"}}],
-            "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
-        }))
+        kubeconfig = write_kubeconfig(work / "kubeconfig", api.url, Path(api_tls["ca"]).read_bytes(), token="churn-token")
         port = _free_port()
         log = (work / "serve.log").open("wb")
         server = subprocess.Popen(
@@ -326,7 +313,7 @@ def run(args: argparse.Namespace) -> None:
                 return False
 
         try:
-            _wait(ready, 120, "draguard to be ready")
+            wait_for(ready, 120, "draguard to be ready")
             print(f"server pid {server.pid}, log {work / 'serve.log'}; RSS at ready {rss_mib(server.pid):.1f} MiB",
                   flush=True)
             print(f"    {allocator(server.pid, stats_dir)}", flush=True)
