@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -57,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench_webhook import free_port, rss_mb  # noqa: E402
 from draguard.certs import generate_bundle, write_bundle  # noqa: E402
 from fakeapi import FakeCluster, serve_fake_api  # noqa: E402
 from kube.helpers import wait_for, write_kubeconfig  # noqa: E402
@@ -184,13 +184,6 @@ def review(obj: dict[str, Any]) -> dict[str, Any]:
         "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "fieldValidation": "Strict"}}}
 
 
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def trim_history(cluster: FakeCluster, keep: int) -> None:
     """Forget all but the last ``keep`` events (every watch polls every 5 ms, so it has them)."""
     with cluster.lock:
@@ -200,12 +193,6 @@ def trim_history(cluster: FakeCluster, keep: int) -> None:
             cluster.stamps.clear()
             cluster.requests.clear()
             cluster.accepts.clear()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def allocator(pid: int, stats_dir: Path) -> str:
@@ -294,7 +281,7 @@ def run(args: argparse.Namespace) -> None:
         env["CHURN_TRACE_FRAMES"] = str(args.frames)
     with serve_fake_api(cluster, cert=api_tls["cert"], key=api_tls["key"]) as api:
         kubeconfig = write_kubeconfig(work / "kubeconfig", api.url, Path(api_tls["ca"]).read_bytes(), token="churn-token")
-        port = _free_port()
+        port = free_port()
         log = (work / "serve.log").open("wb")
         server = subprocess.Popen(
             [sys.executable, "-m", "draguard", "serve", "--host", "127.0.0.1", "--port", str(port),
@@ -314,7 +301,7 @@ def run(args: argparse.Namespace) -> None:
 
         try:
             wait_for(ready, 120, "draguard to be ready")
-            print(f"server pid {server.pid}, log {work / 'serve.log'}; RSS at ready {rss_mib(server.pid):.1f} MiB",
+            print(f"server pid {server.pid}, log {work / 'serve.log'}; RSS at ready {rss_mb(server.pid):.1f} MiB",
                   flush=True)
             print(f"    {allocator(server.pid, stats_dir)}", flush=True)
             alive: deque[str] = deque()
@@ -349,7 +336,7 @@ def run(args: argparse.Namespace) -> None:
                 if i % args.every == 0:
                     time.sleep(1.0)  # let the watch and the publish catch up
                     rate = i / (time.monotonic() - t0)
-                    print(f"{i:>8} claims: RSS {rss_mib(server.pid):6.1f} MiB  ({rate:.0f} claims/s; {counts})",
+                    print(f"{i:>8} claims: RSS {rss_mb(server.pid):6.1f} MiB  ({rate:.0f} claims/s; {counts})",
                           flush=True)
                     print(f"    {allocator(server.pid, stats_dir)}", flush=True)
                     if args.trace:
@@ -363,7 +350,7 @@ def run(args: argparse.Namespace) -> None:
                         sys.stdout.flush()
             if server.poll() is not None:
                 raise SystemExit("churn_memory: the server died")
-            print(f"done: {counts}; final RSS {rss_mib(server.pid):.1f} MiB")
+            print(f"done: {counts}; final RSS {rss_mb(server.pid):.1f} MiB")
         finally:
             client.close()
             server.terminate()

@@ -155,7 +155,7 @@ class ClaimReducer:
         allocation = self.allocation(status.get("allocation")) if status.get("allocation") is not None else None
         reserved = status.get("reservedFor")
         pods = tuple(  # not interned: pod names come and go without end (see _key)
-            str(r.get("name"))
+            r["name"]
             for r in (reserved if isinstance(reserved, list) else ())
             if isinstance(r, Mapping) and r.get("resource") == "pods" and isinstance(r.get("name"), str)
         )
